@@ -1,0 +1,262 @@
+package fakepm
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// Usage lists the environment variables that steer the fake.
+const Usage = `fake powermetrics: takes powermetrics's -f -b -i -n -s flags and writes
+the -f plist format with the power of a known profile.
+
+Environment:
+  FAKEPM_PROFILE   power profile (default "` + DefaultProfile + `")
+  FAKEPM_LAYOUT    cluster layout: m1, pro or ultra (default m1)
+  FAKEPM_INDENT    1: indent the XML
+  FAKEPM_SEED      seed of the uneven window lengths (default 1)
+  FAKEPM_OFFLINE   1: simulate time and write the documents at once
+  FAKEPM_PIDFILE   write the process id here
+  FAKEPM_ARGSFILE  write the command line here
+  FAKEPM_MODE      comma-separated faults: notroot, silent, vm,
+                   ignore-signal, truncate-on-exit, die-after=N, exit-after=N
+`
+
+// Main runs the fake with args (the program name left out) and returns its
+// exit status. It answers the sample signal (SIGINFO on macOS, SIGUSR1
+// elsewhere) with a sample at once, and stops on SIGINT, SIGTERM or SIGHUP.
+func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("powermetrics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	format := fs.String("f", "text", "output format")
+	fs.Int("b", 0, "buffer size")
+	intervalMS := fs.Int("i", 5000, "sample interval in ms")
+	count := fs.Int("n", 0, "number of samples (0: endless)")
+	samplers := fs.String("s", "cpu_power,gpu_power,thermal", "samplers")
+	if err := fs.Parse(args); err != nil {
+		return 64
+	}
+	if *format != "plist" {
+		fmt.Fprintf(stderr, "fake powermetrics writes -f plist only, not %q\n", *format)
+		return 64
+	}
+	if *intervalMS <= 0 {
+		fmt.Fprintln(stderr, "fake powermetrics: -i 0 (samples on demand only) is not supported")
+		return 64
+	}
+	f := &fake{
+		out:      stdout,
+		interval: time.Duration(*intervalMS) * time.Millisecond,
+		count:    *count,
+		samplers: map[string]bool{},
+		layout:   Layouts["m1"],
+		indent:   getenv("FAKEPM_INDENT") == "1",
+		dieAfter: -1, exitAfter: -1,
+	}
+	for _, s := range strings.Split(*samplers, ",") {
+		f.samplers[strings.TrimSpace(s)] = true
+	}
+	var err error
+	if f.profile, err = ParseProfile(or(getenv("FAKEPM_PROFILE"), DefaultProfile)); err != nil {
+		fmt.Fprintln(stderr, "fake powermetrics:", err)
+		return 64
+	}
+	if name := getenv("FAKEPM_LAYOUT"); name != "" {
+		l, ok := Layouts[name]
+		if !ok {
+			fmt.Fprintf(stderr, "fake powermetrics: no layout %q (m1, pro, ultra)\n", name)
+			return 64
+		}
+		f.layout = l
+	}
+	seed, _ := strconv.ParseUint(or(getenv("FAKEPM_SEED"), "1"), 10, 64)
+	f.rng = rand.New(rand.NewPCG(seed, 7))
+	if err := f.modes(getenv("FAKEPM_MODE")); err != nil {
+		fmt.Fprintln(stderr, "fake powermetrics:", err)
+		return 64
+	}
+	if p := getenv("FAKEPM_PIDFILE"); p != "" {
+		os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
+	if p := getenv("FAKEPM_ARGSFILE"); p != "" {
+		os.WriteFile(p, []byte(strings.Join(args, " ")+"\n"), 0o644)
+	}
+	if f.notRoot {
+		fmt.Fprintln(stderr, "powermetrics must be invoked as the superuser")
+		return 1
+	}
+	// Real powermetrics writes noise like this to stderr as it runs.
+	fmt.Fprintln(stderr, "proc_pidpath() for pid 1 failed with 3")
+	if getenv("FAKEPM_OFFLINE") == "1" {
+		return f.offline(stderr)
+	}
+	return f.online(stderr)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+type fake struct {
+	out       io.Writer
+	interval  time.Duration
+	count     int
+	samplers  map[string]bool
+	layout    Layout
+	indent    bool
+	profile   Profile
+	rng       *rand.Rand
+	written   int
+	buf       []byte
+	notRoot   bool
+	silent    bool
+	ignoreSig bool
+	truncate  bool
+	dieAfter  int
+	exitAfter int
+}
+
+func (f *fake) modes(s string) error {
+	for _, m := range strings.Split(s, ",") {
+		name, arg, _ := strings.Cut(strings.TrimSpace(m), "=")
+		n, _ := strconv.Atoi(arg)
+		switch name {
+		case "":
+		case "notroot":
+			f.notRoot = true
+		case "silent":
+			f.silent = true
+		case "vm":
+			f.samplers = map[string]bool{}
+		case "ignore-signal":
+			f.ignoreSig = true
+		case "truncate-on-exit":
+			f.truncate = true
+		case "die-after":
+			f.dieAfter = n
+		case "exit-after":
+			f.exitAfter = n
+		default:
+			return fmt.Errorf("unknown FAKEPM_MODE %q", name)
+		}
+	}
+	return nil
+}
+
+// windowLength returns the next window's length: a little longer than the
+// interval, as real windows are, uneven, and shorter while power is high,
+// so that a meter cannot get away with assuming even windows.
+func (f *fake) windowLength(at time.Time) time.Duration {
+	k := 1.08 * (0.8 + 0.4*f.rng.Float64())
+	if f.profile.At(at).Total() > 20 {
+		k *= 0.6
+	}
+	return time.Duration(float64(f.interval) * k)
+}
+
+// emit writes the document of the window [from, to]. It reports whether
+// the fake should go on.
+func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer) (bool, int) {
+	d := Document{
+		Elapsed:   elapsed,
+		Timestamp: to,
+		Energy:    f.profile.Energy(from, to),
+		Layout:    f.layout,
+		OSBuild:   "23E224",
+		Samplers:  f.samplers,
+		Indent:    f.indent,
+		GPUIdle:   1 - math.Min(1, f.profile.At(from)[1]/10),
+	}
+	if f.written%4 == 3 {
+		d.GPUIdle = math.NaN()
+	}
+	f.buf = f.buf[:0]
+	if f.written > 0 {
+		f.buf = append(f.buf, 0)
+	}
+	f.buf = d.Append(f.buf)
+	if _, err := f.out.Write(f.buf); err != nil {
+		return false, 1
+	}
+	f.written++
+	switch {
+	case f.written == f.dieAfter:
+		fmt.Fprintln(stderr, "powermetrics: IOReportCreateSubscription failed (fake failure)")
+		return false, 3
+	case f.written == f.exitAfter, f.count > 0 && f.written >= f.count:
+		return false, 0
+	}
+	return true, 0
+}
+
+func (f *fake) online(stderr io.Writer) int {
+	sample := make(chan os.Signal, 1)
+	stop := make(chan os.Signal, 1)
+	if f.ignoreSig {
+		signal.Ignore(powermetrics.SampleSignal)
+	} else {
+		signal.Notify(sample, powermetrics.SampleSignal)
+	}
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	prev := time.Now()
+	for {
+		var timer <-chan time.Time
+		if !f.silent {
+			timer = time.After(time.Until(prev.Add(f.windowLength(prev))))
+		}
+		select {
+		case <-timer:
+		case <-sample:
+			if f.silent {
+				continue
+			}
+		case <-stop:
+			if f.truncate && !f.silent {
+				d := Document{Elapsed: f.interval, Timestamp: time.Now(), Layout: f.layout, Samplers: f.samplers}
+				b := d.Append(nil)
+				f.out.Write(append([]byte{0}, b[:len(b)/2]...))
+			}
+			return 0
+		}
+		now := time.Now()
+		ok, code := f.emit(prev, now, now.Sub(prev), stderr)
+		if !ok {
+			return code
+		}
+		prev = now
+	}
+}
+
+// offlineStart is when an offline stream begins: fixed, so that fixtures
+// come out the same every time.
+var offlineStart = time.Date(2025, 7, 8, 5, 36, 24, 0, time.UTC)
+
+func (f *fake) offline(stderr io.Writer) int {
+	if f.count == 0 {
+		f.count = 10
+	}
+	prev := offlineStart
+	for {
+		l := f.windowLength(prev)
+		now := prev.Add(l)
+		ok, code := f.emit(prev, now, l, stderr)
+		if !ok {
+			return code
+		}
+		prev = now
+	}
+}

@@ -1,0 +1,164 @@
+// Package fakepm is a stand-in for Apple's powermetrics, for tests and for
+// trying exopower on a machine that has no powermetrics.
+//
+// It takes powermetrics's flags and writes the real -f plist format, but
+// the power it reports comes from a known Profile: each document's values
+// are the exact averages of the profile over the document's window. A test
+// that knows when its command ran can therefore compute the true energy
+// and hold exopower's answer against it.
+package fakepm
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Watts is a power per component: CPU, GPU, ANE.
+type Watts [3]float64
+
+// Total returns CPU + GPU + ANE.
+func (w Watts) Total() float64 { return w[0] + w[1] + w[2] }
+
+// Step is a level of a Profile: from At (seconds into the period) until the
+// next step, the power is W.
+type Step struct {
+	At float64
+	W  Watts
+}
+
+// Profile is a step function of power over wall-clock time. It repeats
+// every Period seconds, counted from the Unix epoch, so any process that
+// reads the clock can compute the true energy of a span; Period 0 means it
+// never repeats (then it only makes sense as a single constant step).
+type Profile struct {
+	Period float64
+	Steps  []Step
+}
+
+// DefaultProfile is a square wave: 4 W CPU, 1 W GPU, 0.5 W ANE for 0.3 s,
+// then 22 W, 9 W and 2 W for 0.2 s, so that exopower's clipping and
+// placement of windows matter.
+const DefaultProfile = "period=0.5 0=4,1,0.5 0.3=22,9,2"
+
+// ParseProfile reads a profile such as "period=0.5 0=4,1,0.5 0.3=22,9,2":
+// an optional period in seconds, then steps as seconds=cpu,gpu,ane watts.
+// A single step with no period is a constant power.
+func ParseProfile(s string) (Profile, error) {
+	var p Profile
+	for _, f := range strings.Fields(s) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return p, fmt.Errorf("profile: %q: want period=S or S=cpu,gpu,ane", f)
+		}
+		if k == "period" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || x <= 0 {
+				return p, fmt.Errorf("profile: period %q: want seconds > 0", v)
+			}
+			p.Period = x
+			continue
+		}
+		at, err := strconv.ParseFloat(k, 64)
+		if err != nil || at < 0 {
+			return p, fmt.Errorf("profile: step time %q: want seconds >= 0", k)
+		}
+		parts := strings.Split(v, ",")
+		if len(parts) != 3 {
+			return p, fmt.Errorf("profile: step %q: want three watts, cpu,gpu,ane", f)
+		}
+		var st = Step{At: at}
+		for i, x := range parts {
+			if st.W[i], err = strconv.ParseFloat(x, 64); err != nil || st.W[i] < 0 {
+				return p, fmt.Errorf("profile: step %q: %q is not watts", f, x)
+			}
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	if len(p.Steps) == 0 {
+		return p, fmt.Errorf("profile %q: no steps", s)
+	}
+	sort.Slice(p.Steps, func(i, j int) bool { return p.Steps[i].At < p.Steps[j].At })
+	if p.Steps[0].At != 0 {
+		return p, fmt.Errorf("profile %q: the first step must start at 0", s)
+	}
+	if p.Period == 0 && len(p.Steps) > 1 {
+		return p, fmt.Errorf("profile %q: steps need a period", s)
+	}
+	if p.Period > 0 && p.Steps[len(p.Steps)-1].At >= p.Period {
+		return p, fmt.Errorf("profile %q: a step starts after the period ends", s)
+	}
+	return p, nil
+}
+
+// At returns the power at time t.
+func (p Profile) At(t time.Time) Watts {
+	if p.Period == 0 {
+		return p.Steps[0].W
+	}
+	x := math.Mod(seconds(t), p.Period)
+	w := p.Steps[0].W
+	for _, s := range p.Steps {
+		if s.At <= x {
+			w = s.W
+		}
+	}
+	return w
+}
+
+// Energy returns the exact energy in joules per component over [from, to].
+func (p Profile) Energy(from, to time.Time) Watts {
+	return p.energy(seconds(from), seconds(to))
+}
+
+func (p Profile) energy(a, b float64) Watts {
+	var e Watts
+	if b <= a {
+		return e
+	}
+	if p.Period == 0 {
+		for i := range e {
+			e[i] = p.Steps[0].W[i] * (b - a)
+		}
+		return e
+	}
+	// Whole periods first, then the pieces of the period at either end.
+	k0 := math.Floor(a / p.Period)
+	k1 := math.Floor(b / p.Period)
+	if k1 > k0 {
+		full := p.periodEnergy(0, p.Period)
+		head := p.periodEnergy(a-k0*p.Period, p.Period)
+		tail := p.periodEnergy(0, b-k1*p.Period)
+		for i := range e {
+			e[i] = head[i] + (k1-k0-1)*full[i] + tail[i]
+		}
+		return e
+	}
+	return p.periodEnergy(a-k0*p.Period, b-k0*p.Period)
+}
+
+// periodEnergy integrates within one period, 0 <= a <= b <= Period.
+func (p Profile) periodEnergy(a, b float64) Watts {
+	var e Watts
+	for i, s := range p.Steps {
+		end := p.Period
+		if i+1 < len(p.Steps) {
+			end = p.Steps[i+1].At
+		}
+		lo, hi := max(a, s.At), min(b, end)
+		if hi > lo {
+			for c := range e {
+				e[c] += s.W[c] * (hi - lo)
+			}
+		}
+	}
+	return e
+}
+
+func seconds(t time.Time) float64 {
+	// Split to keep nanoseconds: a float64 of Unix nanoseconds loses them.
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}

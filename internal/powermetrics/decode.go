@@ -1,0 +1,301 @@
+package powermetrics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"howett.net/plist"
+)
+
+// MaxDocumentSize is the largest document the Decoder accepts. Real
+// documents run from 12 KB to about 230 KB; a 64 KiB token limit has broken
+// other tools on large machines, so the bound sits far above any of them.
+const MaxDocumentSize = 16 << 20
+
+// MaxPowerWatts bounds any one component's power: an SoC drawing more than
+// 10 kW is a broken document, not a measurement.
+const MaxPowerWatts = 10_000
+
+// MaxWindow bounds elapsed_ns. A window can be long when the Mac slept, but
+// a week-long window is a broken document.
+const MaxWindow = 7 * 24 * time.Hour
+
+const readChunk = 64 << 10
+
+var endTag = []byte("</plist>")
+
+// Decoder reads a powermetrics -f plist stream and yields one Sample per
+// document, as soon as the document's </plist> arrives: waiting for the
+// NUL that precedes the next document would make every sample one interval
+// late.
+type Decoder struct {
+	r       io.Reader
+	now     func() time.Time
+	buf     []byte
+	off     int // start of unread data in buf
+	scanned int // bytes after off already searched for endTag
+	index   int // index of the next document
+	arrival time.Time
+	err     error // the reader's error, once it has returned one
+	fatal   error // a stream error after which nothing more can be read
+}
+
+// NewDecoder returns a Decoder reading r. now stamps each document's
+// arrival; pass a monotonic clock (time.Now is one).
+func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
+	return &Decoder{r: r, now: now}
+}
+
+// Next returns the next sample. A refused document comes back as a
+// *DocumentError, after which Next goes on with the following document,
+// except for ErrTooLarge, which ends the stream. At the end of the stream
+// Next returns io.EOF; a last document cut short is first reported as a
+// *DocumentError wrapping ErrTruncated.
+func (d *Decoder) Next() (Sample, error) {
+	for {
+		if d.fatal != nil {
+			return Sample{}, d.fatal
+		}
+		if doc, ok := d.nextDocument(); ok {
+			i := d.index
+			d.index++
+			s, err := Parse(doc)
+			if err != nil {
+				return Sample{}, &DocumentError{Index: i, Err: err}
+			}
+			s.Index, s.Arrival = i, d.arrival
+			return s, nil
+		}
+		if d.err != nil {
+			d.skipSeparators()
+			if d.off < len(d.buf) {
+				d.fatal = d.err
+				d.buf, d.off = nil, 0
+				return Sample{}, &DocumentError{Index: d.index, Err: ErrTruncated}
+			}
+			d.fatal = d.err
+			continue
+		}
+		if len(d.buf)-d.off > MaxDocumentSize {
+			d.fatal = &DocumentError{Index: d.index, Err: ErrTooLarge}
+			continue
+		}
+		d.fill()
+	}
+}
+
+// nextDocument returns the next complete document in the buffer.
+func (d *Decoder) nextDocument() ([]byte, bool) {
+	d.skipSeparators()
+	from := max(0, d.scanned-len(endTag)+1)
+	i := bytes.Index(d.buf[d.off+from:], endTag)
+	if i < 0 {
+		d.scanned = len(d.buf) - d.off
+		return nil, false
+	}
+	end := d.off + from + i + len(endTag)
+	doc := d.buf[d.off:end]
+	d.off, d.scanned = end, 0
+	return doc, true
+}
+
+// skipSeparators passes over the NUL and the white space between documents.
+func (d *Decoder) skipSeparators() {
+	for d.off < len(d.buf) {
+		switch d.buf[d.off] {
+		case 0, ' ', '\t', '\r', '\n':
+			d.off++
+			if d.scanned > 0 {
+				d.scanned--
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (d *Decoder) fill() {
+	if d.off > 0 && d.off >= len(d.buf)/2 {
+		// The document returned last may still be in use by its caller's
+		// Parse, which has finished by now: moving the rest down is safe.
+		n := copy(d.buf, d.buf[d.off:])
+		d.buf, d.off = d.buf[:n], 0
+	}
+	if cap(d.buf)-len(d.buf) < readChunk {
+		nb := make([]byte, len(d.buf), 2*cap(d.buf)+readChunk)
+		copy(nb, d.buf)
+		d.buf = nb
+	}
+	n, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+	if n > 0 {
+		d.arrival = d.now()
+	}
+	d.buf = d.buf[:len(d.buf)+n]
+	if err != nil {
+		d.err = err
+	}
+}
+
+// number takes a plist <integer> or <real>: powermetrics writes energies
+// as integers and powers as reals, and a decoder that insists on one type
+// breaks when a release changes it.
+type number float64
+
+func (n *number) UnmarshalPlist(unmarshal func(any) error) error {
+	var v any
+	if err := unmarshal(&v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case int64:
+		*n = number(v)
+	case uint64:
+		*n = number(v)
+	case float64:
+		*n = number(v)
+	case float32:
+		*n = number(v)
+	default:
+		return fmt.Errorf("want a number, have %T", v)
+	}
+	return nil
+}
+
+// document holds the few keys exopower uses; the decoder skips the rest.
+type document struct {
+	IsDelta         *bool      `plist:"is_delta"`
+	ElapsedNS       *number    `plist:"elapsed_ns"`
+	HWModel         string     `plist:"hw_model"`
+	KernOSVersion   string     `plist:"kern_osversion"`
+	Timestamp       time.Time  `plist:"timestamp"`
+	Processor       *processor `plist:"processor"`
+	ThermalPressure string     `plist:"thermal_pressure"`
+	GPU             *struct {
+		GPUEnergy *number `plist:"gpu_energy"`
+	} `plist:"gpu"`
+}
+
+type processor struct {
+	CPUEnergy     *number `plist:"cpu_energy"`
+	CPUPower      *number `plist:"cpu_power"`
+	GPUEnergy     *number `plist:"gpu_energy"`
+	GPUPower      *number `plist:"gpu_power"`
+	ANEEnergy     *number `plist:"ane_energy"`
+	ANEPower      *number `plist:"ane_power"`
+	CombinedPower *number `plist:"combined_power"`
+	PackageWatts  *number `plist:"package_watts"`
+	PackageJoules *number `plist:"package_joules"`
+}
+
+// Parse decodes one powermetrics document. Its Index and Arrival are left
+// zero for the caller to fill in.
+func Parse(doc []byte) (s Sample, err error) {
+	var d document
+	if err := unmarshal(doc, &d); err != nil {
+		return Sample{}, err
+	}
+	return d.sample()
+}
+
+func unmarshal(doc []byte, d *document) (err error) {
+	// The plist package re-raises runtime panics; a stream of garbage must
+	// cost one document, never the measurement.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
+	dec := plist.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(d); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	// The plist package falls back to the OpenStep text format when XML
+	// fails to parse, which would take garbage for a string.
+	if dec.Format != plist.XMLFormat {
+		return fmt.Errorf("%w: not an XML property list", ErrMalformed)
+	}
+	return nil
+}
+
+func (d *document) sample() (Sample, error) {
+	if d.IsDelta != nil && !*d.IsDelta {
+		return Sample{}, errors.New("not a delta sample (--show-initial-usage covers the time since boot)")
+	}
+	if d.ElapsedNS == nil {
+		return Sample{}, fmt.Errorf("%w: no elapsed_ns", ErrMalformed)
+	}
+	ns := float64(*d.ElapsedNS)
+	if !(ns > 0) || ns > float64(MaxWindow) {
+		return Sample{}, fmt.Errorf("%w: elapsed_ns %g is not in (0, %d]", ErrImplausible, ns, int64(MaxWindow))
+	}
+	s := Sample{
+		Window:          time.Duration(ns),
+		HWModel:         d.HWModel,
+		OSBuild:         d.KernOSVersion,
+		Timestamp:       d.Timestamp,
+		ThermalPressure: d.ThermalPressure,
+	}
+	secs := s.Window.Seconds()
+	p := d.Processor
+	if p == nil {
+		p = &processor{}
+	}
+	if p.CPUPower == nil && p.CPUEnergy == nil && (p.PackageWatts != nil || p.PackageJoules != nil) {
+		return Sample{}, ErrIntel
+	}
+	gpuEnergy := p.GPUEnergy
+	if p.GPUPower == nil && gpuEnergy == nil && d.GPU != nil {
+		// A gpu_power-only stream has no processor dict: the gpu dict
+		// carries the energy.
+		gpuEnergy = d.GPU.GPUEnergy
+	}
+	var err error
+	component := func(name string, power, energy *number, watts, joules *float64) bool {
+		if err != nil || (power == nil && energy == nil) {
+			return false
+		}
+		if energy != nil {
+			*joules = float64(*energy) / 1000
+			if !plausible(*joules / secs) {
+				err = fmt.Errorf("%w: %s_energy %g mJ over %v", ErrImplausible, name, float64(*energy), s.Window)
+				return false
+			}
+		}
+		if power != nil {
+			*watts = float64(*power) / 1000
+		} else {
+			*watts = *joules / secs
+		}
+		if !plausible(*watts) {
+			err = fmt.Errorf("%w: %s_power %g mW", ErrImplausible, name, *watts*1000)
+			return false
+		}
+		if energy == nil {
+			*joules = *watts * secs
+		}
+		return true
+	}
+	s.Has.CPU = component("cpu", p.CPUPower, p.CPUEnergy, &s.Power.CPU, &s.Energy.CPU)
+	s.Has.GPU = component("gpu", p.GPUPower, gpuEnergy, &s.Power.GPU, &s.Energy.GPU)
+	s.Has.ANE = component("ane", p.ANEPower, p.ANEEnergy, &s.Power.ANE, &s.Energy.ANE)
+	if err != nil {
+		return Sample{}, err
+	}
+	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
+		return Sample{}, ErrNoPowerData
+	}
+	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
+	if c := p.CombinedPower; c != nil {
+		if !plausible(float64(*c) / 1000) {
+			return Sample{}, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*c))
+		}
+		s.Power.Total = float64(*c) / 1000
+	}
+	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
+	return s, nil
+}
+
+func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }

@@ -1,0 +1,428 @@
+package powermetrics_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+var allSamplers = map[string]bool{"cpu_power": true, "gpu_power": true, "thermal": true}
+
+// doc renders a document with the given window and energies (joules).
+func doc(elapsed time.Duration, cpu, gpu, ane float64) []byte {
+	d := fakepm.Document{
+		Elapsed:   elapsed,
+		Timestamp: time.Date(2025, 7, 8, 5, 36, 24, 0, time.UTC),
+		Energy:    fakepm.Watts{cpu, gpu, ane},
+		Layout:    fakepm.Layouts["m1"],
+		OSBuild:   "24F74",
+		Samplers:  allSamplers,
+		GPUIdle:   math.NaN(),
+	}
+	return d.Append(nil)
+}
+
+// stream joins documents as powermetrics does: a NUL before every document
+// after the first.
+func stream(docs ...[]byte) []byte {
+	return bytes.Join(docs, []byte{0})
+}
+
+// clock returns a fake monotonic clock that moves 1 s per call.
+func clock() func() time.Time {
+	t := time.Unix(1000, 0)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+// decodeAll reads a stream to its end, returning the samples and the
+// per-document errors in order.
+func decodeAll(t *testing.T, r io.Reader) ([]powermetrics.Sample, []error) {
+	t.Helper()
+	d := powermetrics.NewDecoder(r, clock())
+	var samples []powermetrics.Sample
+	var errs []error
+	for {
+		s, err := d.Next()
+		if err == io.EOF {
+			return samples, errs
+		}
+		var de *powermetrics.DocumentError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("stream error: %v", err)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, powermetrics.ErrTooLarge) {
+				return samples, errs
+			}
+			continue
+		}
+		samples = append(samples, s)
+	}
+}
+
+func near(got, want, rel float64) bool {
+	return math.Abs(got-want) <= rel*math.Abs(want)+1e-12
+}
+
+func TestDecodeValuesAreTheDocumentsOwn(t *testing.T) {
+	// Energies in whole millijoules, as powermetrics writes them.
+	windows := []struct {
+		elapsed       time.Duration
+		cpu, gpu, ane float64
+	}{
+		{108 * time.Millisecond, 0.431, 0.052, 0},
+		{95 * time.Millisecond, 7.5, 3.25, 1.001},
+		{1009 * time.Millisecond, 80.123, 72.607, 0.5}, // more than 70,000 mJ
+	}
+	var docs [][]byte
+	for _, w := range windows {
+		docs = append(docs, doc(w.elapsed, w.cpu, w.gpu, w.ane))
+	}
+	samples, errs := decodeAll(t, bytes.NewReader(stream(docs...)))
+	if len(errs) > 0 || len(samples) != len(windows) {
+		t.Fatalf("got %d samples, errors %v; want %d samples", len(samples), errs, len(windows))
+	}
+	for i, w := range windows {
+		s := samples[i]
+		if s.Index != i || s.Window != w.elapsed {
+			t.Errorf("sample %d: Index %d, Window %v; want %d, %v", i, s.Index, s.Window, i, w.elapsed)
+		}
+		wantE := powermetrics.Values{w.cpu, w.gpu, w.ane, w.cpu + w.gpu + w.ane}
+		if !near(s.Energy.CPU, wantE.CPU, 1e-12) || !near(s.Energy.GPU, wantE.GPU, 1e-12) ||
+			!near(s.Energy.ANE, wantE.ANE, 1e-12) || !near(s.Energy.Total, wantE.Total, 1e-12) {
+			t.Errorf("sample %d: Energy %+v J, want %+v J", i, s.Energy, wantE)
+		}
+		secs := w.elapsed.Seconds()
+		wantP := powermetrics.Values{w.cpu / secs, w.gpu / secs, w.ane / secs, (w.cpu + w.gpu + w.ane) / secs}
+		// Powers are written with six significant digits.
+		if !near(s.Power.CPU, wantP.CPU, 1e-5) || !near(s.Power.GPU, wantP.GPU, 1e-5) ||
+			!near(s.Power.ANE, wantP.ANE, 1e-5) || !near(s.Power.Total, wantP.Total, 1e-5) {
+			t.Errorf("sample %d: Power %+v W, want %+v W", i, s.Power, wantP)
+		}
+		if s.HWModel != "MacBookPro17,1" || s.OSBuild != "24F74" || s.ThermalPressure != "Nominal" {
+			t.Errorf("sample %d: source %q %q %q", i, s.HWModel, s.OSBuild, s.ThermalPressure)
+		}
+		if !s.Has.CPU || !s.Has.GPU || !s.Has.ANE {
+			t.Errorf("sample %d: Has %+v, want all", i, s.Has)
+		}
+	}
+}
+
+func TestDecodeStampsArrivalWhenTheClosingTagArrives(t *testing.T) {
+	a, b := doc(100*time.Millisecond, 1, 1, 0), doc(100*time.Millisecond, 2, 2, 0)
+	s := stream(a, b)
+	// Deliver the stream in three reads: a up to the middle of its closing
+	// tag; the rest of that tag and most of b; the rest of b. Every
+	// document ends "</plist>\n": the cut is three bytes into the tag.
+	// The clock ticks once per read.
+	cut1, cut2 := len(a)-6, len(s)-3
+	r := &chunks{parts: [][]byte{s[:cut1], s[cut1:cut2], s[cut2:]}}
+	d := powermetrics.NewDecoder(r, clock())
+	first, err := d.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := d.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Unix(1000, 0)
+	if got := first.Arrival.Sub(base); got != 2*time.Second {
+		t.Errorf("first document stamped at read %v, want the second read", got)
+	}
+	if got := second.Arrival.Sub(base); got != 3*time.Second {
+		t.Errorf("second document stamped at read %v, want the third read", got)
+	}
+}
+
+// chunks returns its parts one per Read.
+type chunks struct{ parts [][]byte }
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(c.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.parts[0])
+	c.parts[0] = c.parts[0][n:]
+	if len(c.parts[0]) == 0 {
+		c.parts = c.parts[1:]
+	}
+	return n, nil
+}
+
+func TestDecodeTakesOneByteAtATime(t *testing.T) {
+	s := stream(doc(time.Second, 1, 2, 3), doc(time.Second, 4, 5, 6))
+	samples, errs := decodeAll(t, iotest.OneByteReader(bytes.NewReader(s)))
+	if len(samples) != 2 || len(errs) != 0 || samples[1].Energy.ANE != 6 {
+		t.Fatalf("got %d samples, %v", len(samples), errs)
+	}
+}
+
+func TestDecodeRefusesWithTheDocumentsIndex(t *testing.T) {
+	good := doc(100*time.Millisecond, 1, 1, 0)
+	replace := func(old, new string) []byte {
+		return bytes.Replace(good, []byte(old), []byte(new), 1)
+	}
+	tests := []struct {
+		name string
+		bad  []byte
+		want error
+	}{
+		{"malformed XML", replace("</dict>", "</array>"), powermetrics.ErrMalformed},
+		{"garbage bytes", []byte("\x01\x02garbage \xff\xfe</plist>"), powermetrics.ErrMalformed},
+		{"text that is not XML", []byte(`{ hello = world; }</plist>`), powermetrics.ErrMalformed},
+		{"no power data, as in a virtual machine", fakeVM(), powermetrics.ErrNoPowerData},
+		{"an Intel Mac's format", intelDoc(), powermetrics.ErrIntel},
+		{"power that is not a number", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>nan</real>"), powermetrics.ErrImplausible},
+		{"negative power", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>-5</real>"), powermetrics.ErrImplausible},
+		{"power over 10 kW", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>1.2e+07</real>"), powermetrics.ErrImplausible},
+		{"a window of zero", replace("<integer>100000000</integer>", "<integer>0</integer>"), powermetrics.ErrImplausible},
+		{"a negative window", replace("<integer>100000000</integer>", "<integer>-100000000</integer>"), powermetrics.ErrImplausible},
+		{"no window", replace("<key>elapsed_ns</key><integer>100000000</integer>", ""), powermetrics.ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if bytes.Equal(tt.bad, good) {
+				t.Fatal("the test's replacement changed nothing")
+			}
+			samples, errs := decodeAll(t, bytes.NewReader(stream(good, tt.bad, good)))
+			if len(samples) != 2 {
+				t.Errorf("got %d samples, want the 2 good ones on either side", len(samples))
+			}
+			var de *powermetrics.DocumentError
+			if len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], tt.want) {
+				t.Fatalf("errors %v, want one for document 1 wrapping %v", errs, tt.want)
+			}
+			if !strings.HasPrefix(errs[0].Error(), "document 1: ") {
+				t.Errorf("error %q does not name the document", errs[0])
+			}
+		})
+	}
+}
+
+func fakeVM() []byte {
+	d := fakepm.Document{Elapsed: time.Second, Layout: fakepm.Layouts["m1"], Samplers: map[string]bool{"thermal": true}}
+	return d.Append(nil)
+}
+
+func intelDoc() []byte {
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict>
+<key>is_delta</key><true/><key>elapsed_ns</key><integer>1000000000</integer>
+<key>hw_model</key><string>MacBookPro16,1</string>
+<key>processor</key><dict><key>package_joules</key><real>12.5</real><key>package_watts</key><real>12.5</real></dict>
+</dict></plist>`)
+}
+
+func TestDecodeRepeatedKeysTakeTheLastValue(t *testing.T) {
+	d := bytes.Replace(doc(time.Second, 1, 1, 0), []byte("<key>cpu_power</key>"),
+		[]byte("<key>cpu_power</key><real>777</real><key>cpu_power</key>"), 1)
+	samples, errs := decodeAll(t, bytes.NewReader(d))
+	if len(samples) != 1 || len(errs) > 0 {
+		t.Fatalf("samples %d, errors %v", len(samples), errs)
+	}
+	if samples[0].Power.CPU != 1 {
+		t.Errorf("Power.CPU = %v W, want the last value, 1 W", samples[0].Power.CPU)
+	}
+}
+
+func TestDecodeDropsATruncatedLastDocument(t *testing.T) {
+	a, b := doc(time.Second, 1, 1, 0), doc(time.Second, 2, 2, 0)
+	s := stream(a, b, b[:len(b)/2])
+	samples, errs := decodeAll(t, bytes.NewReader(s))
+	if len(samples) != 2 {
+		t.Errorf("got %d samples, want the 2 before the cut", len(samples))
+	}
+	var de *powermetrics.DocumentError
+	if len(errs) != 1 || !errors.Is(errs[0], powermetrics.ErrTruncated) || !errors.As(errs[0], &de) || de.Index != 2 {
+		t.Errorf("errors %v, want document 2 truncated", errs)
+	}
+}
+
+func TestDecodeEmptyStreamEndsAtOnce(t *testing.T) {
+	for _, s := range []string{"", "\n", "\x00\n  "} {
+		samples, errs := decodeAll(t, strings.NewReader(s))
+		if len(samples)+len(errs) != 0 {
+			t.Errorf("%q: %d samples, %v", s, len(samples), errs)
+		}
+	}
+}
+
+func TestDecodeTakesLargeDocumentsAndRefusesHugeOnes(t *testing.T) {
+	pad := strings.Repeat("x", 12<<20)
+	big := bytes.Replace(doc(time.Second, 1, 1, 0), []byte("<key>kern_bootargs</key><string></string>"),
+		[]byte("<key>kern_bootargs</key><string>"+pad+"</string>"), 1)
+	samples, errs := decodeAll(t, bytes.NewReader(stream(big, doc(time.Second, 2, 2, 0))))
+	if len(samples) != 2 || len(errs) != 0 {
+		t.Fatalf("a 12 MiB document: %d samples, %v", len(samples), errs)
+	}
+	huge := append([]byte("<?xml version=\"1.0\"?><plist><dict><key>x</key><string>"), make([]byte, powermetrics.MaxDocumentSize+1)...)
+	samples, errs = decodeAll(t, bytes.NewReader(stream(doc(time.Second, 1, 1, 0), huge)))
+	if len(samples) != 1 || len(errs) != 1 || !errors.Is(errs[0], powermetrics.ErrTooLarge) {
+		t.Fatalf("a document over 16 MiB: %d samples, %v", len(samples), errs)
+	}
+}
+
+// The fixtures in testdata come from scripts/make-fixtures.sh.
+func TestDecodeFixtures(t *testing.T) {
+	tests := []struct {
+		file      string
+		samples   int
+		model     string
+		truncated bool
+	}{
+		{"fake-m1-compact.plist", 6, "MacBookPro17,1", false},
+		{"fake-pro-indented.plist", 4, "MacBookPro18,2", false},
+		{"fake-ultra-compact.plist", 3, "Mac14,14", false},
+		{"fake-m1-truncated.plist", 3, "MacBookPro17,1", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples, errs := decodeAll(t, bytes.NewReader(b))
+			if len(samples) != tt.samples {
+				t.Errorf("%d samples, want %d (errors %v)", len(samples), tt.samples, errs)
+			}
+			if tt.truncated != (len(errs) == 1 && errors.Is(errs[0], powermetrics.ErrTruncated)) || (!tt.truncated && len(errs) > 0) {
+				t.Errorf("errors %v, truncated tail expected: %v", errs, tt.truncated)
+			}
+			for _, s := range samples {
+				if s.HWModel != tt.model || s.Window <= 0 || !s.Has.CPU || !s.Has.GPU {
+					t.Errorf("sample %d: %+v", s.Index, s)
+				}
+				if !near(s.Power.Total, s.Power.CPU+s.Power.GPU+s.Power.ANE, 1e-5) {
+					t.Errorf("sample %d: combined %v W is not CPU+GPU+ANE %+v", s.Index, s.Power.Total, s.Power)
+				}
+			}
+		})
+	}
+}
+
+// capturesDir holds real captures from real Macs, beside the project; they
+// are read in place, never copied in.
+const capturesDir = "../../../shared/powermetrics-captures"
+
+func readCapture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(capturesDir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("no capture %s: the shared captures are not beside this checkout", name)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeRealCaptures(t *testing.T) {
+	t.Run("M1, macOS 13.3, re-indented", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(readCapture(t, "m1-macos13.3-cpu_gpu_thermal-reindented.plist")))
+		if len(samples) != 1 || len(errs) != 0 {
+			t.Fatalf("%d samples, %v", len(samples), errs)
+		}
+		s := samples[0]
+		want := powermetrics.Sample{Window: 2019178750, HWModel: "MacBookPro17,1", OSBuild: "22E252", ThermalPressure: "Nominal",
+			Power: powermetrics.Values{0.0440773, 0.0153528, 0, 0.0594301}, Energy: powermetrics.Values{0.089, 0.031, 0, 0.120}}
+		checkSample(t, s, want)
+	})
+	t.Run("M2 Ultra, macOS 14.4.1, repeated keys in the gpu dict", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(readCapture(t, "m2ultra-macos14.4.1-cpu_gpu_thermal.plist")))
+		if len(samples) != 1 || len(errs) != 0 {
+			t.Fatalf("%d samples, %v", len(samples), errs)
+		}
+		want := powermetrics.Sample{Window: 1023721416, HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
+			Power: powermetrics.Values{0.835188, 70.9246, 0, 71.7598}, Energy: powermetrics.Values{0.855, 72.607, 0, 73.462}}
+		checkSample(t, samples[0], want)
+	})
+	t.Run("M4 Pro, macOS 15.5, gpu_power only", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(readCapture(t, "m4pro-macos15.5-gpu_power-5samples.plist")))
+		if len(samples) != 5 || len(errs) != 0 {
+			t.Fatalf("%d samples, %v", len(samples), errs)
+		}
+		mj := []float64{19, 107, 788, 146, 126}
+		ns := []time.Duration{5004758375, 5014447083, 5010073541, 5014230916, 5009178500}
+		for i, s := range samples {
+			if s.Has.CPU || !s.Has.GPU || s.Has.ANE {
+				t.Errorf("sample %d: Has %+v, want the GPU only", i, s.Has)
+			}
+			if s.Window != ns[i] || !near(s.Energy.GPU, mj[i]/1000, 1e-12) || !near(s.Power.GPU, mj[i]/1000/ns[i].Seconds(), 1e-12) {
+				t.Errorf("sample %d: window %v, GPU %v J %v W; want %v, %v mJ", i, s.Window, s.Energy.GPU, s.Power.GPU, ns[i], mj[i])
+			}
+		}
+	})
+	t.Run("M4 Pro, macOS 15.5, battery only: no power data", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(readCapture(t, "m4pro-macos15.5-battery-3samples.plist")))
+		if len(samples) != 0 || len(errs) != 3 {
+			t.Fatalf("%d samples, %v", len(samples), errs)
+		}
+		for i, err := range errs {
+			var de *powermetrics.DocumentError
+			if !errors.As(err, &de) || de.Index != i || !errors.Is(err, powermetrics.ErrNoPowerData) {
+				t.Errorf("error %d: %v", i, err)
+			}
+		}
+	})
+}
+
+// Every capture in the shared folder decodes without a stream error, so a
+// capture added there is checked without a test of its own.
+func TestDecodeEveryCapture(t *testing.T) {
+	entries, err := os.ReadDir(capturesDir)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("the shared captures are not beside this checkout")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".plist") {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			samples, errs := decodeAll(t, bytes.NewReader(readCapture(t, e.Name())))
+			for _, err := range errs {
+				if !errors.Is(err, powermetrics.ErrNoPowerData) {
+					t.Errorf("%v", err)
+				}
+			}
+			if len(samples)+len(errs) == 0 {
+				t.Error("no document")
+			}
+		})
+	}
+}
+
+func checkSample(t *testing.T, s, want powermetrics.Sample) {
+	t.Helper()
+	if s.Window != want.Window || s.HWModel != want.HWModel || s.OSBuild != want.OSBuild || s.ThermalPressure != want.ThermalPressure {
+		t.Errorf("window %v, source %q %q %q; want %v, %q %q %q", s.Window, s.HWModel, s.OSBuild, s.ThermalPressure,
+			want.Window, want.HWModel, want.OSBuild, want.ThermalPressure)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"CPU W", s.Power.CPU, want.Power.CPU}, {"GPU W", s.Power.GPU, want.Power.GPU},
+		{"ANE W", s.Power.ANE, want.Power.ANE}, {"total W", s.Power.Total, want.Power.Total},
+		{"CPU J", s.Energy.CPU, want.Energy.CPU}, {"GPU J", s.Energy.GPU, want.Energy.GPU},
+		{"ANE J", s.Energy.ANE, want.Energy.ANE}, {"total J", s.Energy.Total, want.Energy.Total},
+	} {
+		if !near(c.got, c.want, 1e-9) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
