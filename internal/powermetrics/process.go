@@ -172,8 +172,11 @@ func (p *Process) Err() error {
 	p.mu.Lock()
 	stopped := p.stopped
 	p.mu.Unlock()
+	// After Stop, a clean exit comes back from Wait as the context's
+	// cancellation, and an exit by SIGTERM as an ExitError: both are
+	// what Stop asked for.
 	var ee *exec.ExitError
-	if p.waitErr == nil || (stopped && errors.As(p.waitErr, &ee)) {
+	if p.waitErr == nil || (stopped && (errors.Is(p.waitErr, context.Canceled) || errors.As(p.waitErr, &ee))) {
 		return nil
 	}
 	e := &ExitError{Path: p.path, Code: -1, Stderr: p.stderr.String(), Err: p.waitErr}
