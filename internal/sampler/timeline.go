@@ -111,10 +111,10 @@ type entry struct {
 // running tally, and the last ringSize windows with the tally before each,
 // so that the span can be cut at any recent instant.
 type ledger struct {
-	origin  time.Time
-	live    tally
-	ring    [ringSize]entry
-	n       int // windows added in all
+	origin time.Time
+	live   tally
+	ring   [ringSize]entry
+	n      int // windows added in all
 }
 
 func (l *ledger) add(w Window) {
