@@ -99,7 +99,7 @@ func (p Profile) At(t time.Time) Watts {
 	if p.Period == 0 {
 		return p.Steps[0].W
 	}
-	x := math.Mod(seconds(t), p.Period)
+	_, x := p.split(t)
 	w := p.Steps[0].W
 	for _, s := range p.Steps {
 		if s.At <= x {
@@ -109,35 +109,41 @@ func (p Profile) At(t time.Time) Watts {
 	return w
 }
 
-// Energy returns the exact energy in joules per component over [from, to].
-func (p Profile) Energy(from, to time.Time) Watts {
-	return p.energy(seconds(from), seconds(to))
+// split returns the number of whole periods from the epoch to t and the
+// seconds into the period after them. It works in integer nanoseconds: a
+// float64 of seconds since the epoch keeps only about 0.2 µs, which would
+// blur the energy of a short window.
+func (p Profile) split(t time.Time) (int64, float64) {
+	period := int64(math.Round(p.Period * 1e9))
+	ns := t.UnixNano()
+	return ns / period, float64(ns%period) / 1e9
 }
 
-func (p Profile) energy(a, b float64) Watts {
+// Energy returns the exact energy in joules per component over [from, to].
+func (p Profile) Energy(from, to time.Time) Watts {
 	var e Watts
-	if b <= a {
+	if !to.After(from) {
 		return e
 	}
 	if p.Period == 0 {
 		for i := range e {
-			e[i] = p.Steps[0].W[i] * (b - a)
+			e[i] = p.Steps[0].W[i] * to.Sub(from).Seconds()
 		}
 		return e
 	}
-	// Whole periods first, then the pieces of the period at either end.
-	k0 := math.Floor(a / p.Period)
-	k1 := math.Floor(b / p.Period)
-	if k1 > k0 {
-		full := p.periodEnergy(0, p.Period)
-		head := p.periodEnergy(a-k0*p.Period, p.Period)
-		tail := p.periodEnergy(0, b-k1*p.Period)
-		for i := range e {
-			e[i] = head[i] + (k1-k0-1)*full[i] + tail[i]
-		}
-		return e
+	// Whole periods in between, then the pieces of the periods at the ends.
+	k0, a := p.split(from)
+	k1, b := p.split(to)
+	if k1 == k0 {
+		return p.periodEnergy(a, b)
 	}
-	return p.periodEnergy(a-k0*p.Period, b-k0*p.Period)
+	full := p.periodEnergy(0, p.Period)
+	head := p.periodEnergy(a, p.Period)
+	tail := p.periodEnergy(0, b)
+	for i := range e {
+		e[i] = head[i] + float64(k1-k0-1)*full[i] + tail[i]
+	}
+	return e
 }
 
 // periodEnergy integrates within one period, 0 <= a <= b <= Period.
@@ -156,9 +162,4 @@ func (p Profile) periodEnergy(a, b float64) Watts {
 		}
 	}
 	return e
-}
-
-func seconds(t time.Time) float64 {
-	// Split to keep nanoseconds: a float64 of Unix nanoseconds loses them.
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }

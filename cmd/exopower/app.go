@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// Exit statuses of exopower's own. Everything else is the measured
+// command's: its own status, 128+N when signal N ended it, 126 when it
+// could not be executed and 127 when it was not found.
+const (
+	// exitFailure: exopower could not do what was asked (bad usage,
+	// powermetrics missing or refusing, no sample, output not written).
+	// The command was not started, unless the message says otherwise.
+	exitFailure = 125
+	// exitInterrupted: ended by a second Ctrl-C (SIGINT, SIGTERM, SIGHUP).
+	exitInterrupted = 130
+)
+
+// streams are the process's standard streams and environment, passed
+// down so that tests can run exopower in-process.
+type streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// OutTTY and ErrTTY say whether Out and Err are terminals.
+	OutTTY, ErrTTY bool
+	Getenv         func(string) string
+	Environ        func() []string
+}
+
+func systemStreams() *streams {
+	return &streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		Getenv:  os.Getenv,
+		Environ: os.Environ,
+	}
+}
+
+// statusError ends exopower with a given status: the measured command's,
+// or one of exopower's own with a message and hints for the user.
+type statusError struct {
+	code  int
+	err   error // nil: nothing to print (the command's own status)
+	hints []string
+}
+
+func (e *statusError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *statusError) Unwrap() error { return e.err }
+
+func fail(err error, hints ...string) error {
+	return &statusError{code: exitFailure, err: err, hints: hints}
+}
+
+// run runs exopower with args and returns its exit status. It is the only
+// place where errors turn into messages and statuses.
+func run(ctx context.Context, args []string, s *streams) int {
+	root := newRootCmd(ctx, s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var se *statusError
+	if !errors.As(err, &se) {
+		// cobra's own errors: unknown flags, missing arguments.
+		se = &statusError{code: exitFailure, err: err, hints: []string{"exopower --help shows the usage"}}
+	}
+	if se.err != nil {
+		fmt.Fprintf(s.Err, "exopower: error: %v\n", se.err)
+		for _, h := range se.hints {
+			fmt.Fprintf(s.Err, "exopower: hint: %s\n", h)
+		}
+	}
+	return se.code
+}
+
+func newRootCmd(ctx context.Context, s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "exopower",
+		Short: "Measure the energy of an Apple Silicon Mac's SoC (CPU, GPU, ANE) from powermetrics",
+		Long: `exopower runs Apple's powermetrics, places its samples on one timeline and
+integrates them: it reports energy (joules) and time-weighted average power
+(watts) of the SoC's CPU, GPU and ANE. That is not the display, memory or the
+whole machine at the wall.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetContext(ctx)
+	root.AddCommand(newRunCmd(s), newDebugArgsCmd(s))
+	return root
+}
+
+// commonOptions are the flags every measuring command takes.
+type commonOptions struct {
+	interval     time.Duration
+	powermetrics string
+	json         bool
+}
+
+func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration) {
+	c.Flags().DurationVarP(&o.interval, "interval", "i", defaultInterval, "sample interval, such as 100ms or 1s")
+	c.Flags().StringVar(&o.powermetrics, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+powermetrics.DefaultPath+")")
+	c.Flags().BoolVar(&o.json, "json", false, "write JSON to stdout")
+}
+
+// powermetricsPath is the --powermetrics flag, else $EXOPOWER_POWERMETRICS,
+// else powermetrics's place on macOS.
+func (o *commonOptions) powermetricsPath(getenv func(string) string) string {
+	if o.powermetrics != "" {
+		return o.powermetrics
+	}
+	if p := getenv("EXOPOWER_POWERMETRICS"); p != "" {
+		return p
+	}
+	return powermetrics.DefaultPath
+}
+
+func (o *commonOptions) check() error {
+	if o.interval < 10*time.Millisecond {
+		return fail(fmt.Errorf("--interval %v is too short", o.interval), "use 10ms or more; 100ms suits most commands")
+	}
+	if o.interval%time.Millisecond != 0 {
+		return fail(fmt.Errorf("--interval %v is not a whole number of milliseconds", o.interval), "powermetrics takes whole milliseconds, such as 100ms")
+	}
+	return nil
+}
+
+// newDebugArgsCmd prints the powermetrics arguments exopower uses, so that
+// a recording made by hand (scripts/record-fixture.sh) matches them.
+func newDebugArgsCmd(s *streams) *cobra.Command {
+	var o commonOptions
+	c := &cobra.Command{
+		Use:    "debug-args",
+		Short:  "Print the powermetrics arguments exopower uses",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			fmt.Fprintln(s.Out, strings.Join(powermetrics.Args(o.interval), " "))
+			return nil
+		},
+	}
+	o.addFlags(c, 100*time.Millisecond)
+	return c
+}
