@@ -127,6 +127,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 			signals++
 			if signals == 1 {
 				forward(cmd.Process.Pid, sig.(syscall.Signal), foreground)
+				fmt.Fprintf(s.Err, "exopower: %v: waiting for the command to end; again to stop at once\n", sig)
 				continue
 			}
 			// A second signal: the user wants out now. The command goes,

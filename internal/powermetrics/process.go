@@ -173,10 +173,16 @@ func (p *Process) Err() error {
 	stopped := p.stopped
 	p.mu.Unlock()
 	// After Stop, a clean exit comes back from Wait as the context's
-	// cancellation, and an exit by SIGTERM as an ExitError: both are
-	// what Stop asked for.
+	// cancellation, and an exit by Stop's signal as an ExitError: both
+	// are what Stop asked for. An exit status of its own is a failure
+	// even then: powermetrics may have failed just before Stop.
 	var ee *exec.ExitError
-	if p.waitErr == nil || (stopped && (errors.Is(p.waitErr, context.Canceled) || errors.As(p.waitErr, &ee))) {
+	switch {
+	case p.waitErr == nil:
+		return nil
+	case stopped && errors.Is(p.waitErr, context.Canceled):
+		return nil
+	case stopped && errors.As(p.waitErr, &ee) && killedBy(ee, syscall.SIGTERM, syscall.SIGKILL):
 		return nil
 	}
 	e := &ExitError{Path: p.path, Code: -1, Stderr: p.stderr.String(), Err: p.waitErr}
@@ -187,6 +193,19 @@ func (p *Process) Err() error {
 		}
 	}
 	return e
+}
+
+func killedBy(ee *exec.ExitError, sigs ...syscall.Signal) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	for _, s := range sigs {
+		if ws.Signal() == s {
+			return true
+		}
+	}
+	return false
 }
 
 // StartError says powermetrics could not be started at all.

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/exopower/exopower/internal/fakepm"
+)
+
+// TestMain makes the test binary stand in for exopower, the fake
+// powermetrics and the scripts' helpers, by the name it is run under.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"exopower":          main,
+		"fake-powermetrics": func() { os.Exit(fakepm.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
+		"span":              spanMain,
+		"jsonget":           jsongetMain,
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXOPOWER_POWERMETRICS", "fake-powermetrics")
+			env.Setenv("FAKEPM_PIDFILE", env.WorkDir+"/powermetrics.pid")
+			env.Setenv("FAKEPM_PROFILE", fakepm.DefaultProfile)
+			if os.Geteuid() == 0 {
+				// As if root had run sudo: the commands run as root, with
+				// no note about it. run_privileges.txtar sets its own.
+				env.Setenv("SUDO_UID", "0")
+				env.Setenv("SUDO_GID", "0")
+			}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile": cmdWaitfile,
+			"gone":     cmdGone,
+			"truth":    cmdTruth,
+		},
+	})
+}
+
+// spanMain is a command whose energy is known: it writes the wall-clock
+// times of its own start and end to a file, with a duration in between.
+//
+//	span FILE SECONDS
+func spanMain() {
+	start := time.Now()
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: span FILE SECONDS")
+		os.Exit(2)
+	}
+	secs, err := strconv.ParseFloat(os.Args[2], 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Println("span: working")
+	time.Sleep(time.Duration(secs * float64(time.Second)))
+	end := time.Now()
+	if err := os.WriteFile(os.Args[1], fmt.Appendf(nil, "%d %d\n", start.UnixNano(), end.UnixNano()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// jsongetMain reads one JSON object on stdin and prints the value at a
+// dotted path, as jq -c would.
+//
+//	jsonget PATH
+func jsongetMain() {
+	var v any
+	if err := json.NewDecoder(os.Stdin).Decode(&v); err != nil {
+		fmt.Fprintln(os.Stderr, "jsonget:", err)
+		os.Exit(1)
+	}
+	for _, k := range strings.Split(os.Args[1], ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "jsonget: %s: not an object\n", k)
+			os.Exit(1)
+		}
+		if v, ok = m[k]; !ok {
+			fmt.Fprintf(os.Stderr, "jsonget: no key %s\n", k)
+			os.Exit(1)
+		}
+	}
+	b, _ := json.Marshal(v)
+	fmt.Println(string(b))
+}
+
+// cmdWaitfile waits for a file to exist: the scripts' way to know that a
+// background command got where it should be.
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear", args[0])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// cmdGone checks that the process whose id is in a file is no longer there.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone PIDFILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("pid file: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		ts.Fatalf("process %d is still there: kill -0 says %v", pid, err)
+	}
+}
+
+// cmdTruth holds a run's summary against the true energy of the fake's
+// profile over the span exopower reports, and checks that the span holds
+// the whole of the command's own (recorded by span).
+//
+//	truth SPANFILE SUMMARY.json PERCENT
+func cmdTruth(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: truth SPANFILE SUMMARY.json PERCENT")
+	}
+	var inner [2]int64
+	if _, err := fmt.Sscan(ts.ReadFile(args[0]), &inner[0], &inner[1]); err != nil {
+		ts.Fatalf("span file: %v", err)
+	}
+	var sum Summary
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &sum); err != nil {
+		ts.Fatalf("summary: %v", err)
+	}
+	tol, _ := strconv.ParseFloat(args[2], 64)
+	prof, err := fakepm.ParseProfile(ts.Getenv("FAKEPM_PROFILE"))
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	start, err := time.Parse(time.RFC3339Nano, sum.StartedAt)
+	if err != nil {
+		ts.Fatalf("started_at: %v", err)
+	}
+	end := start.Add(time.Duration(sum.DurationSeconds * 1e9))
+	if start.UnixNano() > inner[0] || end.UnixNano() < inner[1] {
+		ts.Fatalf("measured span [%v, %v] does not hold the command's own [%v, %v]",
+			start, end, time.Unix(0, inner[0]), time.Unix(0, inner[1]))
+	}
+	truth := prof.Energy(start, end)
+	got := sum.EnergyJoules
+	ts.Logf("energy %.4f J over %.3f s; true %.4f J", got.Total, sum.DurationSeconds, truth.Total())
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"total", got.Total, truth.Total()}, {"cpu", got.CPU, truth[0]}, {"gpu", got.GPU, truth[1]}, {"ane", got.ANE, truth[2]}} {
+		if e := math.Abs(c.got-c.want) / c.want * 100; e > tol {
+			ts.Fatalf("%s energy %.4f J, true %.4f J: off by %.3f%%, more than %v%%", c.name, c.got, c.want, e, tol)
+		}
+	}
+}

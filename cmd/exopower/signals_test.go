@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// exopowerCmd runs exopower as a real process (the test binary under the
+// name TestMain gives it), with the fake powermetrics.
+func exopowerCmd(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("exopower", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "EXOPOWER_POWERMETRICS=fake-powermetrics",
+		"FAKEPM_PIDFILE="+filepath.Join(dir, "powermetrics.pid"), "SUDO_UID=", "SUDO_GID=")
+	return cmd, dir
+}
+
+// lines reads r line by line into a channel until it ends.
+func lines(r io.Reader) <-chan string {
+	ch := make(chan string, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+// await reads lines until one contains want, and returns all read so far.
+func await(t *testing.T, ch <-chan string, want string) []string {
+	t.Helper()
+	var seen []string
+	for l := range ch {
+		seen = append(seen, l)
+		if strings.Contains(l, want) {
+			return seen
+		}
+	}
+	t.Fatalf("no line with %q in:\n%s", want, strings.Join(seen, "\n"))
+	return nil
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if ee == nil {
+		return 0
+	}
+	return ee.ExitCode()
+}
+
+// SIGTERM, SIGHUP and SIGINT to exopower reach the command's whole process
+// group (the shell's child included); the summary is printed and
+// powermetrics stopped.
+func TestSignalsGoToTheCommand(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			// sh runs sleep in the foreground, so that a non-interactive
+			// shell does not make it ignore SIGINT.
+			cmd, dir := exopowerCmd(t, "run", "--", "sh", "-c", "touch started; exec sleep 30")
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			out := lines(stderr)
+			waitFile(t, filepath.Join(dir, "started"))
+			cmd.Process.Signal(sig)
+			seen := await(t, out, "total")
+			for range out {
+			}
+			if code := exitCode(t, cmd.Wait()); code != 128+int(sig) {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), strings.Join(seen, "\n"))
+			}
+			assertGone(t, filepath.Join(dir, "powermetrics.pid"))
+		})
+	}
+}
+
+// A second Ctrl-C stops at once: the command is killed even if it ignores
+// Ctrl-C, the summary of what was measured is printed, and the status is
+// 130.
+func TestASecondInterruptStopsAtOnce(t *testing.T) {
+	cmd, dir := exopowerCmd(t, "run", "--", "sh", "-c", "trap '' INT; touch started; while :; do sleep 1; done")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(stderr)
+	waitFile(t, filepath.Join(dir, "started"))
+	cmd.Process.Signal(os.Interrupt)
+	await(t, out, "again to stop at once")
+	cmd.Process.Signal(os.Interrupt)
+	seen := await(t, out, "total")
+	for l := range out {
+		seen = append(seen, l)
+	}
+	if code := exitCode(t, cmd.Wait()); code != 130 {
+		t.Errorf("exit status %d, want 130", code)
+	}
+	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted twice") || !strings.Contains(all, "exit      137 (SIGKILL)") {
+		t.Errorf("stderr:\n%s", all)
+	}
+	assertGone(t, filepath.Join(dir, "powermetrics.pid"))
+}
+
+func assertGone(t *testing.T, pidfile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for _, c := range strings.TrimSpace(string(b)) {
+		pid = pid*10 + int(c-'0')
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("powermetrics (pid %d) is still there: kill -0 says %v", pid, err)
+	}
+}
