@@ -65,7 +65,10 @@ func (d *Document) Append(b []byte) []byte {
 	w.kv("timestamp", "date", d.Timestamp.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z"))
 	secs := d.Elapsed.Seconds()
 	mj := func(j float64) int64 { return int64(math.Round(j * 1000)) }
-	mw := func(j float64) string { return g(j / secs * 1000) }
+	// powermetrics derives each power from the whole millijoules it
+	// writes, not from the energy before rounding (835.188 mW is 855 mJ
+	// over 1.023721416 s in a real M2 Ultra document).
+	mw := func(j float64) string { return g(float64(mj(j)) / secs) }
 	if d.Samplers["cpu_power"] {
 		w.key("processor")
 		w.open("dict")
@@ -111,7 +114,7 @@ func (d *Document) Append(b []byte) []byte {
 		w.key("ane_power")
 		w.val("real", mw(d.Energy[2]))
 		w.key("combined_power")
-		w.val("real", mw(d.Energy.Total()))
+		w.val("real", g(float64(mj(d.Energy[0])+mj(d.Energy[1])+mj(d.Energy[2]))/secs))
 		w.close("dict")
 	}
 	if d.Samplers["thermal"] {

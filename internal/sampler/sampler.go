@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -364,30 +365,40 @@ func (s *Sampler) result(end time.Time) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no window covered the last %v of the span in time: not measured", missing.Round(time.Millisecond)))
 	}
 	if s.lostCount > 0 {
-		msg := fmt.Sprintf("%d powermetrics document(s) could not be used; their windows are interpolated from their neighbours", s.lostCount)
-		for _, l := range s.lost {
-			msg += "\n  " + l
-		}
-		if s.lostCount > len(s.lost) {
-			msg += fmt.Sprintf("\n  and %d more", s.lostCount-len(s.lost))
-		}
-		r.Warnings = append(r.Warnings, msg)
+		r.Warnings = append(r.Warnings, lostWarning(s.lostCount, s.lost, "their windows are interpolated from their neighbours"))
 	}
 	if r.Samples > 0 {
-		var missing []string
-		for _, c := range []struct {
-			name string
-			has  bool
-		}{{"CPU", s.has.CPU}, {"GPU", s.has.GPU}, {"ANE", s.has.ANE}} {
-			if !c.has {
-				missing = append(missing, c.name)
-			}
-		}
-		if len(missing) > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the stream has no %v power: counted as 0", missing))
-		}
+		r.Warnings = append(r.Warnings, missingComponents(s.has)...)
 	}
 	return r
+}
+
+func lostWarning(n int, lost []string, what string) string {
+	msg := fmt.Sprintf("%d powermetrics document(s) could not be used; %s", n, what)
+	for _, l := range lost {
+		msg += "\n  " + l
+	}
+	if n > len(lost) {
+		msg += fmt.Sprintf("\n  and %d more", n-len(lost))
+	}
+	return msg
+}
+
+// missingComponents warns of the parts of the SoC a stream did not report.
+func missingComponents(has powermetrics.Components) []string {
+	var missing []string
+	for _, c := range []struct {
+		name string
+		has  bool
+	}{{"CPU", has.CPU}, {"GPU", has.GPU}, {"ANE", has.ANE}} {
+		if !c.has {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the stream has no %s power: counted as 0", strings.Join(missing, ", "))}
 }
 
 // Stop stops the source, waits for the Sampler's goroutine, and returns

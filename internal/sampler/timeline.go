@@ -14,6 +14,8 @@ type Window struct {
 	Power powermetrics.Values
 	// Index is the powermetrics document the window came from.
 	Index int
+	// ThermalPressure is the document's, if the thermal sampler ran.
+	ThermalPressure string
 }
 
 // placer puts windows on the timeline.
@@ -33,7 +35,7 @@ type placer struct {
 }
 
 func (p *placer) place(s powermetrics.Sample) Window {
-	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival}
+	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure}
 	if p.chained {
 		w.Start = p.end
 		if predicted := p.end.Add(s.Window); predicted.Before(w.End) {

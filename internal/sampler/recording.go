@@ -1,0 +1,81 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// Recording measures a recorded stream from its first window to its last.
+// A file has no arrival times, so its windows follow each other by their
+// lengths (elapsed_ns), from t = 0 at the start of the first window. next
+// returns the stream's samples as powermetrics.Decoder.Next does.
+func Recording(next func() (powermetrics.Sample, error)) (Result, error) {
+	var (
+		origin = time.Unix(0, 0)
+		end    = origin
+		l      = ledger{origin: origin}
+		p      placer
+		r      Result
+		first  = true
+		lost   []string
+		nLost  int
+	)
+	for {
+		s, err := next()
+		var de *powermetrics.DocumentError
+		switch {
+		case err == io.EOF:
+			return recordingResult(r, l, end, lost, nLost)
+		case errors.As(err, &de) && !errors.Is(err, powermetrics.ErrTooLarge):
+			if first && (errors.Is(err, powermetrics.ErrNoPowerData) || errors.Is(err, powermetrics.ErrIntel)) {
+				return r, err
+			}
+			nLost++
+			if len(lost) < maxLost {
+				lost = append(lost, de.Error())
+			}
+			continue
+		case err != nil:
+			if first {
+				return r, err
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the stream ended with an error: %v", err))
+			return recordingResult(r, l, end, lost, nLost)
+		}
+		if first {
+			r.HWModel, r.OSBuild = s.HWModel, s.OSBuild
+			first = false
+		}
+		r.ThermalPressure = s.ThermalPressure
+		r.Has.CPU, r.Has.GPU, r.Has.ANE = r.Has.CPU || s.Has.CPU, r.Has.GPU || s.Has.GPU, r.Has.ANE || s.Has.ANE
+		// Each window ends where the one before ended, plus its length:
+		// a lost document's window is simply not on the timeline.
+		end = end.Add(s.Window)
+		s.Arrival = end
+		l.add(p.place(s))
+	}
+}
+
+func recordingResult(r Result, l ledger, end time.Time, lost []string, nLost int) (Result, error) {
+	if l.n == 0 {
+		if nLost > 0 {
+			return r, fmt.Errorf("no usable document: %s", lost[0])
+		}
+		return r, errors.New("no document in the stream")
+	}
+	t := l.live
+	r.Start = l.origin
+	r.Duration = end.Sub(l.origin)
+	r.Energy, r.Peak, r.Samples = t.energy(), t.peak, t.samples
+	r.Average = r.Energy.Scale(1 / r.Duration.Seconds())
+	r.Coverage = 1
+	if nLost > 0 {
+		r.Warnings = append(r.Warnings, lostWarning(nLost, lost, "their windows are not in the recording's timeline"))
+	}
+	r.Warnings = append(r.Warnings, missingComponents(r.Has)...)
+	return r, nil
+}

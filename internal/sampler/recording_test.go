@@ -1,0 +1,116 @@
+package sampler
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// fileTruth adds up what a recording says of itself, read with regular
+// expressions rather than the decoder: the windows' lengths and the
+// processor dict's energies, in joules.
+func fileTruth(t *testing.T, b []byte) (time.Duration, [3]float64) {
+	t.Helper()
+	var d time.Duration
+	for _, m := range regexp.MustCompile(`<key>elapsed_ns</key><integer>(\d+)</integer>`).FindAllSubmatch(b, -1) {
+		n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+		d += time.Duration(n)
+	}
+	var e [3]float64
+	for i, k := range []string{"cpu", "gpu", "ane"} {
+		re := regexp.MustCompile(`<key>` + k + `_energy</key>\s*<integer>(\d+)</integer>\s*<key>` + k + `_power</key>`)
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			n, _ := strconv.ParseFloat(string(m[1]), 64)
+			e[i] += n / 1000
+		}
+	}
+	return d, e
+}
+
+func record(t *testing.T, b []byte) (Result, error) {
+	d := powermetrics.NewDecoder(bytes.NewReader(b), time.Now)
+	return Recording(d.Next)
+}
+
+func TestRecordingIsTheSumOfItsWindows(t *testing.T) {
+	for _, name := range []string{"fake-m1-compact.plist", "fake-pro-indented.plist", "fake-ultra-compact.plist"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := record(t, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dur, e := fileTruth(t, b)
+			if r.Duration != dur {
+				t.Errorf("duration %v, the windows add up to %v", r.Duration, dur)
+			}
+			// Energies are whole millijoules and powers six digits: the
+			// two agree to the last digit powermetrics writes.
+			for i, got := range []float64{r.Energy.CPU, r.Energy.GPU, r.Energy.ANE} {
+				if relErr(got, e[i]) > 1e-5 {
+					t.Errorf("component %d: %.6f J, the file's energies add up to %.6f J", i, got, e[i])
+				}
+			}
+			if relErr(r.Energy.Total, e[0]+e[1]+e[2]) > 1e-5 || r.Coverage != 1 || len(r.Warnings) != 0 {
+				t.Errorf("total %.6f J (file %.6f J), coverage %v, warnings %q", r.Energy.Total, e[0]+e[1]+e[2], r.Coverage, r.Warnings)
+			}
+			if want := r.Energy.Total / dur.Seconds(); relErr(r.Average.Total, want) > 1e-12 {
+				t.Errorf("average %v W, want %v W", r.Average.Total, want)
+			}
+		})
+	}
+}
+
+func TestRecordingWithATruncatedTail(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fake-m1-truncated.plist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := record(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Samples != 3 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "document 3: truncated") {
+		t.Errorf("samples %d, warnings %q", r.Samples, r.Warnings)
+	}
+}
+
+func TestRecordingOfRealCaptures(t *testing.T) {
+	dir := "../../../shared/powermetrics-captures"
+	b, err := os.ReadFile(filepath.Join(dir, "m4pro-macos15.5-gpu_power-5samples.plist"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("the shared captures are not beside this checkout")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := record(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gpu_energy 19 + 107 + 788 + 146 + 126 mJ, over five windows.
+	if relErr(r.Energy.GPU, 1.186) > 1e-12 || r.Duration != 25052688415 {
+		t.Errorf("GPU %v J over %v, want 1.186 J over 25.052688415s", r.Energy.GPU, r.Duration)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "no CPU, ANE power") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "m4pro-macos15.5-battery-3samples.plist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record(t, b); !errors.Is(err, powermetrics.ErrNoPowerData) {
+		t.Errorf("a battery-only recording: %v, want ErrNoPowerData", err)
+	}
+}
