@@ -31,20 +31,24 @@ const (
 // down so that tests can run exopower in-process.
 type streams struct {
 	In       io.Reader
+	InFd     int
 	Out, Err io.Writer
 	// OutTTY and ErrTTY say whether Out and Err are terminals.
 	OutTTY, ErrTTY bool
 	Getenv         func(string) string
 	Environ        func() []string
+	// TermSize is the size of the terminal that Out writes to.
+	TermSize func() (width, height int, err error)
 }
 
 func systemStreams() *streams {
 	return &streams{
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		In: os.Stdin, InFd: int(os.Stdin.Fd()), Out: os.Stdout, Err: os.Stderr,
 		OutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
-		Getenv:  os.Getenv,
-		Environ: os.Environ,
+		Getenv:   os.Getenv,
+		Environ:  os.Environ,
+		TermSize: func() (int, int, error) { return term.GetSize(int(os.Stdout.Fd())) },
 	}
 }
 
@@ -106,7 +110,7 @@ whole machine at the wall.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newDebugArgsCmd(s))
+	root.AddCommand(newRunCmd(s), newWatchCmd(s), newReportCmd(s), newDebugArgsCmd(s))
 	return root
 }
 

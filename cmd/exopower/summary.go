@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,16 +39,19 @@ type Summary struct {
 	// Signal is the name of the signal that ended the command, or null.
 	Signal          *string    `json:"signal"`
 	StartedAt       string     `json:"started_at"`
-	DurationSeconds float64    `json:"duration_seconds"`
-	IntervalSeconds float64    `json:"interval_seconds"`
+	DurationSeconds num        `json:"duration_seconds"`
+	IntervalSeconds num        `json:"interval_seconds"`
 	Samples         int        `json:"samples"`
-	Coverage        float64    `json:"coverage"`
+	Coverage        num        `json:"coverage"`
 	Scope           string     `json:"scope"`
 	Source          Source     `json:"source"`
 	EnergyJoules    Components `json:"energy_joules"`
 	AvgPowerWatts   Components `json:"avg_power_watts"`
 	PeakPowerWatts  Components `json:"peak_power_watts"`
 	Warnings        []string   `json:"warnings"`
+
+	// title heads the text summary when there is no command.
+	title string
 }
 
 // Source says where the numbers come from.
@@ -59,14 +63,31 @@ type Source struct {
 
 // Components holds one number per part of the SoC, and their total.
 type Components struct {
-	Total float64 `json:"total"`
-	CPU   float64 `json:"cpu"`
-	GPU   float64 `json:"gpu"`
-	ANE   float64 `json:"ane"`
+	Total num `json:"total"`
+	CPU   num `json:"cpu"`
+	GPU   num `json:"gpu"`
+	ANE   num `json:"ane"`
 }
 
 func components(v powermetrics.Values) Components {
-	return Components{Total: v.Total, CPU: v.CPU, GPU: v.GPU, ANE: v.ANE}
+	return Components{Total: num(v.Total), CPU: num(v.CPU), GPU: num(v.GPU), ANE: num(v.ANE)}
+}
+
+// num is a float written with at most 12 significant digits: powermetrics
+// writes six, and 17.6894 W reads better than 17.689400000000003 W, the
+// float nearest 17689.4 mW / 1000.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("cannot write %v as JSON", v)
+	}
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	if v != 0 && (math.Abs(v) < 1e-6 || math.Abs(v) >= 1e21) {
+		return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+	}
+	return strconv.AppendFloat(nil, v, 'f', -1, 64), nil
 }
 
 // newSummary describes a sampler result. started is the wall-clock time
@@ -80,10 +101,10 @@ func newSummary(r sampler.Result, started time.Time, interval time.Duration) *Su
 		SchemaVersion:   schemaVersion,
 		Type:            "summary",
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
-		DurationSeconds: r.Duration.Seconds(),
-		IntervalSeconds: interval.Seconds(),
+		DurationSeconds: num(r.Duration.Seconds()),
+		IntervalSeconds: num(interval.Seconds()),
 		Samples:         r.Samples,
-		Coverage:        r.Coverage,
+		Coverage:        num(r.Coverage),
 		Scope:           scope,
 		Source:          Source{Tool: "powermetrics", HWModel: r.HWModel, OSBuild: r.OSBuild},
 		EnergyJoules:    components(r.Energy),
@@ -135,8 +156,11 @@ func (st *styles) render(s lipgloss.Style, text string) string {
 func writeText(w io.Writer, sum *Summary, st *styles) {
 	var b strings.Builder
 	head := "exopower"
-	if len(sum.Command) > 0 {
+	switch {
+	case len(sum.Command) > 0:
 		head += ": " + shellQuote(sum.Command)
+	case sum.title != "":
+		head += " " + sum.title
 	}
 	fmt.Fprintln(&b, st.render(st.title, head))
 	row := func(label, text string) {
@@ -149,18 +173,18 @@ func writeText(w io.Writer, sum *Summary, st *styles) {
 		}
 		row("exit", status)
 	}
-	row("duration", fmt.Sprintf("%s   %d samples, %s covered", seconds(sum.DurationSeconds), sum.Samples, percent(sum.Coverage)))
+	row("duration", fmt.Sprintf("%s   %d samples, %s covered", seconds(float64(sum.DurationSeconds)), sum.Samples, percent(float64(sum.Coverage))))
 	fmt.Fprintf(&b, "  %-9s %12s %12s %12s\n", "", "energy", "average", "peak")
-	line := func(name string, e, avg, peak float64, s lipgloss.Style) {
+	line := func(name string, e, avg, peak num, s lipgloss.Style) {
 		fmt.Fprintf(&b, "  %s %s %s %s\n", st.render(st.label, fmt.Sprintf("%-9s", name)),
-			st.render(s, fmt.Sprintf("%12s", joules(e))), st.render(s, fmt.Sprintf("%12s", watts(avg))),
-			st.render(s, fmt.Sprintf("%12s", watts(peak))))
+			st.render(s, fmt.Sprintf("%12s", joules(float64(e)))), st.render(s, fmt.Sprintf("%12s", watts(float64(avg)))),
+			st.render(s, fmt.Sprintf("%12s", watts(float64(peak)))))
 	}
 	line("total", sum.EnergyJoules.Total, sum.AvgPowerWatts.Total, sum.PeakPowerWatts.Total, st.total)
 	line("CPU", sum.EnergyJoules.CPU, sum.AvgPowerWatts.CPU, sum.PeakPowerWatts.CPU, st.value)
 	line("GPU", sum.EnergyJoules.GPU, sum.AvgPowerWatts.GPU, sum.PeakPowerWatts.GPU, st.value)
 	line("ANE", sum.EnergyJoules.ANE, sum.AvgPowerWatts.ANE, sum.PeakPowerWatts.ANE, st.value)
-	if wh := sum.EnergyJoules.Total / 3600; wh >= 0.01 {
+	if wh := float64(sum.EnergyJoules.Total) / 3600; wh >= 0.01 {
 		row("", fmt.Sprintf("total %.3g Wh", wh))
 	}
 	row("scope", scopeText)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"howett.net/plist"
@@ -264,10 +265,18 @@ func (d *document) sample() (Sample, error) {
 				return false
 			}
 		}
-		if power != nil {
-			*watts = float64(*power) / 1000
-		} else {
+		switch {
+		case power == nil:
 			*watts = *joules / secs
+		case energy != nil && consistent(float64(*power)/1000, *joules/secs):
+			// powermetrics derives the power from the whole millijoules
+			// and writes it with six digits: the energy is the same
+			// number, to more digits. Where they differ by more, the
+			// power's window was not elapsed_ns (the tasks sampler
+			// shortens it), and the power is the better average.
+			*watts = *joules / secs
+		default:
+			*watts = float64(*power) / 1000
 		}
 		if !plausible(*watts) {
 			err = fmt.Errorf("%w: %s_power %g mW", ErrImplausible, name, *watts*1000)
@@ -289,13 +298,24 @@ func (d *document) sample() (Sample, error) {
 	}
 	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
 	if c := p.CombinedPower; c != nil {
-		if !plausible(float64(*c) / 1000) {
+		written := float64(*c) / 1000
+		if !plausible(written) {
 			return Sample{}, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*c))
 		}
-		s.Power.Total = float64(*c) / 1000
+		// combined_power is CPU + GPU + ANE written with six digits; the
+		// sum of the components has more, unless it disagrees.
+		if !consistent(written, s.Power.Total) {
+			s.Power.Total = written
+		}
 	}
 	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
 	return s, nil
 }
 
 func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }
+
+// consistent reports whether written, a power printed with six significant
+// digits, is exact rounded to them.
+func consistent(written, exact float64) bool {
+	return math.Abs(written-exact) <= 5e-6*math.Abs(exact)+1e-12
+}

@@ -412,17 +412,35 @@ func checkSample(t *testing.T, s, want powermetrics.Sample) {
 		t.Errorf("window %v, source %q %q %q; want %v, %q %q %q", s.Window, s.HWModel, s.OSBuild, s.ThermalPressure,
 			want.Window, want.HWModel, want.OSBuild, want.ThermalPressure)
 	}
+	// The powers written have six digits; the decoder takes the same
+	// power from the energy, to more of them.
 	for _, c := range []struct {
 		name      string
 		got, want float64
+		rel       float64
 	}{
-		{"CPU W", s.Power.CPU, want.Power.CPU}, {"GPU W", s.Power.GPU, want.Power.GPU},
-		{"ANE W", s.Power.ANE, want.Power.ANE}, {"total W", s.Power.Total, want.Power.Total},
-		{"CPU J", s.Energy.CPU, want.Energy.CPU}, {"GPU J", s.Energy.GPU, want.Energy.GPU},
-		{"ANE J", s.Energy.ANE, want.Energy.ANE}, {"total J", s.Energy.Total, want.Energy.Total},
+		{"CPU W", s.Power.CPU, want.Power.CPU, 5e-6}, {"GPU W", s.Power.GPU, want.Power.GPU, 5e-6},
+		{"ANE W", s.Power.ANE, want.Power.ANE, 5e-6}, {"total W", s.Power.Total, want.Power.Total, 5e-6},
+		{"CPU J", s.Energy.CPU, want.Energy.CPU, 1e-12}, {"GPU J", s.Energy.GPU, want.Energy.GPU, 1e-12},
+		{"ANE J", s.Energy.ANE, want.Energy.ANE, 1e-12}, {"total J", s.Energy.Total, want.Energy.Total, 1e-12},
 	} {
-		if !near(c.got, c.want, 1e-9) {
+		if !near(c.got, c.want, c.rel) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// When a power disagrees with its energy by more than the six digits it is
+// written with, its window was not elapsed_ns (the tasks sampler shortens
+// it): the written power is then the better average, and is kept.
+func TestDecodeKeepsAPowerThatItsEnergyDoesNotMatch(t *testing.T) {
+	d := bytes.Replace(doc(time.Second, 1, 1, 0), []byte("<key>cpu_power</key>\n<real>1000</real>"),
+		[]byte("<key>cpu_power</key>\n<real>1052.63</real>"), 1)
+	samples, errs := decodeAll(t, bytes.NewReader(d))
+	if len(samples) != 1 || len(errs) > 0 {
+		t.Fatalf("samples %d, errors %v", len(samples), errs)
+	}
+	if s := samples[0]; !near(s.Power.CPU, 1.05263, 1e-12) || s.Energy.CPU != 1 {
+		t.Errorf("CPU %v W, %v J; want the written 1.05263 W and 1 J", s.Power.CPU, s.Energy.CPU)
 	}
 }

@@ -11,14 +11,15 @@ import (
 
 // Recording measures a recorded stream from its first window to its last.
 // A file has no arrival times, so its windows follow each other by their
-// lengths (elapsed_ns), from t = 0 at the start of the first window. next
-// returns the stream's samples as powermetrics.Decoder.Next does.
+// lengths (elapsed_ns), from the start of the first window, which is taken
+// to be the first document's timestamp (whole seconds; powermetrics does
+// not say whether it marks its window's start or end). next returns the
+// stream's samples as powermetrics.Decoder.Next does.
 func Recording(next func() (powermetrics.Sample, error)) (Result, error) {
 	var (
-		origin = time.Unix(0, 0)
-		end    = origin
-		l      = ledger{origin: origin}
-		p      placer
+		end   time.Time
+		l     ledger
+		p     placer
 		r      Result
 		first  = true
 		lost   []string
@@ -48,6 +49,7 @@ func Recording(next func() (powermetrics.Sample, error)) (Result, error) {
 		}
 		if first {
 			r.HWModel, r.OSBuild = s.HWModel, s.OSBuild
+			l.origin, end = s.Timestamp, s.Timestamp
 			first = false
 		}
 		r.ThermalPressure = s.ThermalPressure

@@ -55,14 +55,12 @@ func TestRecordingIsTheSumOfItsWindows(t *testing.T) {
 			if r.Duration != dur {
 				t.Errorf("duration %v, the windows add up to %v", r.Duration, dur)
 			}
-			// Energies are whole millijoules and powers six digits: the
-			// two agree to the last digit powermetrics writes.
 			for i, got := range []float64{r.Energy.CPU, r.Energy.GPU, r.Energy.ANE} {
-				if relErr(got, e[i]) > 1e-5 {
+				if relErr(got, e[i]) > 1e-12 {
 					t.Errorf("component %d: %.6f J, the file's energies add up to %.6f J", i, got, e[i])
 				}
 			}
-			if relErr(r.Energy.Total, e[0]+e[1]+e[2]) > 1e-5 || r.Coverage != 1 || len(r.Warnings) != 0 {
+			if relErr(r.Energy.Total, e[0]+e[1]+e[2]) > 1e-12 || r.Coverage != 1 || len(r.Warnings) != 0 {
 				t.Errorf("total %.6f J (file %.6f J), coverage %v, warnings %q", r.Energy.Total, e[0]+e[1]+e[2], r.Coverage, r.Warnings)
 			}
 			if want := r.Energy.Total / dur.Seconds(); relErr(r.Average.Total, want) > 1e-12 {

@@ -325,6 +325,17 @@ func (s *Sampler) End(ctx context.Context, end time.Time) Result {
 	return s.result(end)
 }
 
+// Source returns the machine model and macOS build that the stream's first
+// document names.
+func (s *Sampler) Source() (hwModel, osBuild string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		return "", ""
+	}
+	return s.first.HWModel, s.first.OSBuild
+}
+
 // Totals returns what was measured from the start of the span to the end
 // of the last window.
 func (s *Sampler) Totals() Totals {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+type reportOptions struct {
+	json bool
+	file string
+}
+
+func newReportCmd(s *streams) *cobra.Command {
+	var o reportOptions
+	c := &cobra.Command{
+		Use:   "report [flags] FILE",
+		Short: "Summarise a recorded powermetrics stream",
+		Long: `Read a recorded powermetrics -f plist stream (- for stdin) and print the same
+summary as exopower run, for the whole recording. A file has no arrival times:
+its windows follow each other by their lengths (elapsed_ns), from the first
+document's timestamp. Works anywhere, Linux included.`,
+		Example: `  sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist
+  exopower report trace.plist
+  exopower report --json trace.plist | jq .energy_joules`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.file = args[0]
+			return runReport(s, &o)
+		},
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "write JSON to stdout")
+	return c
+}
+
+func runReport(s *streams, o *reportOptions) error {
+	var r io.Reader = s.In
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		r = f
+	}
+	res, err := sampler.Recording(powermetrics.NewDecoder(r, time.Now).Next)
+	if err != nil {
+		hint := "record a stream with: sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist"
+		if errors.Is(err, powermetrics.ErrIntel) {
+			return fail(fmt.Errorf("%s: %w", inputName(o.file), err))
+		}
+		return fail(fmt.Errorf("%s: %w", inputName(o.file), err), hint)
+	}
+	// A recording has no interval of its own: the mean window stands in.
+	interval := res.Duration / time.Duration(res.Samples)
+	sum := newSummary(res, res.Start, interval)
+	sum.title = "report: " + inputName(o.file)
+	if o.json {
+		return writeJSON(s.Out, sum)
+	}
+	writeText(s.Out, sum, newStyles(s.Out, s.OutTTY, s.Getenv))
+	return nil
+}
