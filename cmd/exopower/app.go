@@ -44,8 +44,8 @@ type streams struct {
 func systemStreams() *streams {
 	return &streams{
 		In: os.Stdin, InFd: int(os.Stdin.Fd()), Out: os.Stdout, Err: os.Stderr,
-		OutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
-		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		OutTTY:   term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY:   term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:   os.Getenv,
 		Environ:  os.Environ,
 		TermSize: func() (int, int, error) { return term.GetSize(int(os.Stdout.Fd())) },

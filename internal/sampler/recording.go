@@ -20,10 +20,10 @@ func Recording(next func() (powermetrics.Sample, error)) (Result, error) {
 		end   time.Time
 		l     ledger
 		p     placer
-		r      Result
-		first  = true
-		lost   []string
-		nLost  int
+		r     Result
+		first = true
+		lost  []string
+		nLost int
 	)
 	for {
 		s, err := next()
