@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +37,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EXOPOWER_POWERMETRICS", "fake-powermetrics")
 			env.Setenv("FAKEPM_PIDFILE", env.WorkDir+"/powermetrics.pid")
 			env.Setenv("FAKEPM_PROFILE", fakepm.DefaultProfile)
+			testdata, err := filepath.Abs(filepath.Join("..", "..", "testdata"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("TESTDATA", testdata)
 			if os.Geteuid() == 0 {
 				// As if root had run sudo: the commands run as root, with
 				// no note about it. run_privileges.txtar sets its own.

@@ -56,8 +56,18 @@ func (p *panel) render(width, height int, st *styles) string {
 	if p.source.OSBuild != "" {
 		title += "  macOS build " + p.source.OSBuild
 	}
+	// As many whole columns as fit: a value cut in half misleads.
+	cols := min(4, max(1, (width-8)/11))
 	row := func(label string, v powermetrics.Values, f func(float64) string) string {
-		return fmt.Sprintf("%-8s %10s %10s %10s %10s", label, f(v.Total), f(v.CPU), f(v.GPU), f(v.ANE))
+		line := fmt.Sprintf("%-8s", label)
+		for _, x := range []float64{v.Total, v.CPU, v.GPU, v.ANE}[:cols] {
+			line += fmt.Sprintf(" %10s", f(x))
+		}
+		return line
+	}
+	header := fmt.Sprintf("%-8s", "")
+	for _, h := range []string{"total", "CPU", "GPU", "ANE"}[:cols] {
+		header += fmt.Sprintf(" %10s", h)
 	}
 	thermal := p.thermal
 	if thermal == "" {
@@ -72,7 +82,7 @@ func (p *panel) render(width, height int, st *styles) string {
 		{title, &st.title},
 		{"scope    " + scopeText, &st.label},
 		{"", nil},
-		{fmt.Sprintf("%-8s %10s %10s %10s %10s", "", "total", "CPU", "GPU", "ANE"), &st.label},
+		{header, &st.label},
 		{row("now", p.now, watts), &st.total},
 		{row("energy", p.totals.Energy, joules), nil},
 		{row("average", avg, watts), nil},

@@ -118,13 +118,14 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	var end time.Time
+	var end, last time.Time
 	n := 0
 loop:
 	for {
 		select {
 		case u := <-updates:
 			n++
+			last = u.w.End
 			if pan.source.Tool == "" {
 				hw, build := smp.Source()
 				pan.source = Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
@@ -144,6 +145,23 @@ loop:
 				end = u.w.End
 				break loop
 			}
+		case <-smp.Done():
+			// The stream ended (powermetrics exited, or the input
+			// closed): show what it handed over, then sum up.
+			for drained := false; !drained; {
+				select {
+				case u := <-updates:
+					emit(s, mode, u, pan, t0, st)
+					last = u.w.End
+				default:
+					drained = true
+				}
+			}
+			end = last
+			if end.IsZero() {
+				end = time.Now()
+			}
+			break loop
 		case <-winch:
 			draw()
 		case <-timeout:
@@ -189,6 +207,13 @@ func startSource(ctx context.Context, s *streams, o *watchOptions, cfg sampler.C
 	f, err := openInput(o.from, s)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		f.Close()
+		// A file is read at once: arrival times would say nothing of
+		// when its windows were.
+		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
+			"summarise a recording with: exopower report "+o.from)
 	}
 	smp := sampler.Start(&readerSource{f: f, dec: powermetrics.NewDecoder(f, time.Now)}, cfg)
 	if err := smp.Ready(ctx); err != nil {

@@ -412,6 +412,10 @@ func missingComponents(has powermetrics.Components) []string {
 	return []string{fmt.Sprintf("the stream has no %s power: counted as 0", strings.Join(missing, ", "))}
 }
 
+// Done is closed when the stream has ended and the Sampler's goroutine
+// has handed over its last window.
+func (s *Sampler) Done() <-chan struct{} { return s.done }
+
 // Stop stops the source, waits for the Sampler's goroutine, and returns
 // how the source ended.
 func (s *Sampler) Stop() error {
