@@ -119,15 +119,8 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("%s did not appear", args[0])
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := waitForFile(ts.MkAbs(args[0])); err != nil {
+		ts.Fatalf("%v", err)
 	}
 }
 
@@ -136,13 +129,40 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: gone PIDFILE")
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err := processGone(ts.MkAbs(args[0])); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
+
+// waitForFile waits for path to exist, polling, for at most a minute.
+func waitForFile(path string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not appear", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// processGone checks that the process whose id is in pidfile has exited
+// and been waited for.
+func processGone(pidfile string) error {
+	b, err := os.ReadFile(pidfile)
 	if err != nil {
-		ts.Fatalf("pid file: %v", err)
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("pid file %s: %v", pidfile, err)
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		ts.Fatalf("process %d is still there: kill -0 says %v", pid, err)
+		return fmt.Errorf("process %d is still there: kill -0 says %v", pid, err)
 	}
+	return nil
 }
 
 // cmdTruth holds a run's summary against the true energy of the fake's

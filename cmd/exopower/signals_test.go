@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // exopowerCmd runs exopower as a real process (the test binary under the
@@ -54,15 +53,8 @@ func await(t *testing.T, ch <-chan string, want string) []string {
 
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := waitForFile(path); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -134,15 +126,7 @@ func TestASecondInterruptStopsAtOnce(t *testing.T) {
 
 func assertGone(t *testing.T, pidfile string) {
 	t.Helper()
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	for _, c := range strings.TrimSpace(string(b)) {
-		pid = pid*10 + int(c-'0')
-	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("powermetrics (pid %d) is still there: kill -0 says %v", pid, err)
+	if err := processGone(pidfile); err != nil {
+		t.Errorf("powermetrics: %v", err)
 	}
 }
