@@ -28,8 +28,11 @@ Environment:
   FAKEPM_OFFLINE   1: simulate time and write the documents at once
   FAKEPM_PIDFILE   write the process id here
   FAKEPM_ARGSFILE  write the command line here
-  FAKEPM_MODE      comma-separated faults: notroot, silent, vm,
-                   ignore-signal, truncate-on-exit, die-after=N, exit-after=N
+  FAKEPM_MODE      comma-separated faults: notroot, needroot, empty, silent,
+                   vm, ignore-signal, truncate-on-exit, die-after=N,
+                   exit-after=N, garbage-after=N
+                   (needroot refuses unless root or FAKEPM_SUDOED=1, which a
+                   stand-in sudo sets)
 `
 
 // Main runs the fake with args (the program name left out) and returns its
@@ -62,7 +65,7 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		samplers: map[string]bool{},
 		layout:   Layouts["m1"],
 		indent:   getenv("FAKEPM_INDENT") == "1",
-		dieAfter: -1, exitAfter: -1,
+		dieAfter: -1, exitAfter: -1, garbage: -1,
 	}
 	for _, s := range strings.Split(*samplers, ",") {
 		f.samplers[strings.TrimSpace(s)] = true
@@ -92,9 +95,12 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	if p := getenv("FAKEPM_ARGSFILE"); p != "" {
 		os.WriteFile(p, []byte(strings.Join(args, " ")+"\n"), 0o644)
 	}
-	if f.notRoot {
+	if f.notRoot || (f.needRoot && os.Geteuid() != 0 && getenv("FAKEPM_SUDOED") != "1") {
 		fmt.Fprintln(stderr, "powermetrics must be invoked as the superuser")
 		return 1
+	}
+	if f.empty {
+		return 0
 	}
 	// Real powermetrics writes noise like this to stderr as it runs.
 	fmt.Fprintln(stderr, "proc_pidpath() for pid 1 failed with 3")
@@ -123,6 +129,9 @@ type fake struct {
 	written   int
 	buf       []byte
 	notRoot   bool
+	needRoot  bool
+	empty     bool
+	garbage   int
 	silent    bool
 	ignoreSig bool
 	truncate  bool
@@ -138,6 +147,12 @@ func (f *fake) modes(s string) error {
 		case "":
 		case "notroot":
 			f.notRoot = true
+		case "needroot":
+			f.needRoot = true
+		case "empty":
+			f.empty = true
+		case "garbage-after":
+			f.garbage = n
 		case "silent":
 			f.silent = true
 		case "vm":
@@ -193,6 +208,10 @@ func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer)
 		return false, 1
 	}
 	f.written++
+	if f.written == f.garbage {
+		// Bytes that are no plist, ended as a document would be.
+		f.out.Write([]byte("\x00\x01\xfe\xffnot a plist\x00garbage</plist>\n"))
+	}
 	switch {
 	case f.written == f.dieAfter:
 		fmt.Fprintln(stderr, "powermetrics: IOReportCreateSubscription failed (fake failure)")

@@ -112,3 +112,21 @@ func TestRecordingOfRealCaptures(t *testing.T) {
 		t.Errorf("a battery-only recording: %v, want ErrNoPowerData", err)
 	}
 }
+
+// A file that holds a recording twice: its timestamps go back. Both are
+// summed, as the file says, and the warning says why that may be wrong.
+func TestRecordingWhoseTimestampsGoBack(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fake-ultra-compact.plist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := append(append(append([]byte{}, b...), 0), b...)
+	r, err := record(t, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Samples != 6 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "document 3 is timestamped") ||
+		!strings.Contains(r.Warnings[0], "more than one recording") {
+		t.Errorf("samples %d, warnings %q", r.Samples, r.Warnings)
+	}
+}

@@ -90,6 +90,7 @@ type Sampler struct {
 	endErr    error // how the stream ended (io.EOF for a clean end)
 	lost      []string
 	lostCount int
+	long      []string
 	done      chan struct{}
 }
 
@@ -147,6 +148,12 @@ func (s *Sampler) take(smp powermetrics.Sample) {
 	var tot Totals
 	if s.begun {
 		s.has.CPU, s.has.GPU, s.has.ANE = s.has.CPU || smp.Has.CPU, s.has.GPU || smp.Has.GPU, s.has.ANE || smp.Has.ANE
+		if long := max(10*s.cfg.Interval, 5*time.Second); smp.Window > long && len(s.long) < maxLost {
+			// Its power is an average like any other, so it counts; but
+			// whatever ran was likely stopped, and people should know.
+			s.long = append(s.long, fmt.Sprintf("document %d covers %v, %.0f times the interval: the Mac may have slept",
+				smp.Index, smp.Window.Round(time.Millisecond), float64(smp.Window)/float64(s.cfg.Interval)))
+		}
 		s.ledger.add(w)
 		if cb = s.cfg.OnWindow; cb != nil {
 			tot = totals(s.ledger.live, s.ledger.origin)
@@ -378,6 +385,7 @@ func (s *Sampler) result(end time.Time) Result {
 	if s.lostCount > 0 {
 		r.Warnings = append(r.Warnings, lostWarning(s.lostCount, s.lost, "their windows are interpolated from their neighbours"))
 	}
+	r.Warnings = append(r.Warnings, s.long...)
 	if r.Samples > 0 {
 		r.Warnings = append(r.Warnings, missingComponents(s.has)...)
 	}

@@ -293,3 +293,23 @@ func TestASpanOlderThanTheKeptWindowsIsSaid(t *testing.T) {
 		t.Errorf("until a recent instant: %v J, %v", got.energy().Total, ok)
 	}
 }
+
+// A Mac asleep mid-run: one window far longer than the interval. Its
+// average counts for its whole length like any other, and the result says
+// the Mac may have slept.
+func TestAWindowFarLongerThanTheIntervalCountsAndIsReported(t *testing.T) {
+	f := newFeed()
+	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	defer s.Stop()
+	begin(t, f, s, 1000)
+	f.ch <- item{s: smp(1, 1100, 100, 10)}
+	f.ch <- item{s: smp(2, 61100, 60000, 0.5)}
+	f.ch <- item{s: smp(3, 61200, 100, 10)}
+	r := s.End(context.Background(), at(61200))
+	if want := 1 + 30 + 1.0; !near(r.Energy.Total, want, 1e-9) || r.Coverage != 1 {
+		t.Errorf("energy %v J (want %v J), coverage %v", r.Energy.Total, want, r.Coverage)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "document 2 covers 1m0s, 600 times the interval: the Mac may have slept") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
