@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+func newDoctorCmd(s *streams) *cobra.Command {
+	var o commonOptions
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that exopower can measure on this machine, and say how to fix what is missing",
+		Long: `Check the macOS version, Apple Silicon, powermetrics, the privileges to run it
+(root, or sudo -n) and one test sample, with the fix for each failure. Exits 0
+when every check passes and 1 when one fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), s, &o) },
+	}
+	c.Flags().StringVar(&o.powermetrics, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else /usr/bin/powermetrics)")
+	return c
+}
+
+// check is one line of the doctor's report.
+type check struct {
+	name   string
+	ok     bool
+	detail string
+	fixes  []string
+}
+
+func runDoctor(ctx context.Context, s *streams, o *commonOptions) error {
+	path := o.powermetricsPath(s.Getenv)
+	checks := []check{checkMacOS(ctx), checkAppleSilicon(ctx), checkPowermetrics(path), checkPrivileges()}
+	checks = append(checks, checkSample(ctx, path))
+	st := newStyles(s.Out, s.OutTTY, s.Getenv)
+	failed := 0
+	for _, c := range checks {
+		mark := st.render(st.total, "ok  ")
+		if !c.ok {
+			mark = st.render(st.warn, "FAIL")
+			failed++
+		}
+		fmt.Fprintf(s.Out, "%s  %-14s %s\n", mark, c.name, c.detail)
+		for _, f := range c.fixes {
+			fmt.Fprintf(s.Out, "      %-14s %s\n", "", "fix: "+f)
+		}
+	}
+	if failed > 0 {
+		return &statusError{code: 1, err: fmt.Errorf("%d of %d checks failed", failed, len(checks))}
+	}
+	fmt.Fprintln(s.Out, "exopower can measure on this machine")
+	return nil
+}
+
+func output(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+func checkMacOS(ctx context.Context) check {
+	c := check{name: "macOS"}
+	if runtime.GOOS != "darwin" {
+		c.detail = "this is " + runtime.GOOS
+		c.fixes = []string{"exopower measures on macOS; on " + runtime.GOOS + ", exopower report reads a recording made on a Mac"}
+		return c
+	}
+	v, err := output(ctx, "sw_vers", "-productVersion")
+	if err != nil {
+		c.detail = fmt.Sprintf("sw_vers failed: %v", err)
+		return c
+	}
+	build, _ := output(ctx, "sw_vers", "-buildVersion")
+	c.ok, c.detail = true, fmt.Sprintf("%s (%s)", v, build)
+	if major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0]); major < 13 {
+		c.detail += "; older than macOS 13, whose powermetrics exopower is tested against"
+	}
+	return c
+}
+
+func checkAppleSilicon(ctx context.Context) check {
+	c := check{name: "Apple Silicon"}
+	if runtime.GOOS != "darwin" {
+		c.detail = "not a Mac"
+		c.fixes = []string{"run exopower on an Apple Silicon Mac (M1 or later)"}
+		return c
+	}
+	brand, _ := output(ctx, "sysctl", "-n", "machdep.cpu.brand_string")
+	translated, _ := output(ctx, "sysctl", "-n", "sysctl.proc_translated")
+	switch {
+	case translated == "1":
+		c.detail = brand + ", but exopower runs under Rosetta"
+		c.fixes = []string{"install the arm64 build: GOARCH=arm64 go install ./cmd/exopower"}
+	case strings.HasPrefix(brand, "Apple"):
+		c.ok, c.detail = true, brand
+	default:
+		c.detail = brand + ": an Intel Mac"
+		c.fixes = []string{"exopower measures Apple Silicon only: Intel Macs report package power in another format"}
+	}
+	return c
+}
+
+func checkPowermetrics(path string) check {
+	c := check{name: "powermetrics"}
+	abs, err := exec.LookPath(path)
+	if err != nil {
+		c.detail = fmt.Sprintf("not found at %s", path)
+		c.fixes = []string{"macOS keeps it at /usr/bin/powermetrics; elsewhere, point --powermetrics or EXOPOWER_POWERMETRICS at a stand-in"}
+		return c
+	}
+	c.ok, c.detail = true, abs
+	return c
+}
+
+func checkPrivileges() check {
+	c := check{name: "privileges", ok: true}
+	if os.Geteuid() == 0 {
+		c.detail = "root: exopower can run powermetrics and ask it for samples at the edges of a run"
+		return c
+	}
+	c.detail = "not root: exopower will run powermetrics through sudo -n if sudoers allows it without a password (see the test sample)"
+	return c
+}
+
+func checkSample(ctx context.Context, path string) check {
+	c := check{name: "test sample"}
+	interval := 100 * time.Millisecond
+	smp, err := startMeasuring(ctx, path, sampler.Config{Interval: interval}, "exopower doctor")
+	if err != nil {
+		c.detail = err.Error()
+		if se, ok := err.(*statusError); ok {
+			c.fixes = se.hints
+		}
+		return c
+	}
+	t0 := smp.Begin(ctx)
+	res := smp.End(ctx, t0.Add(interval))
+	stopErr := smp.Stop()
+	c.ok = res.Samples > 0 && stopErr == nil
+	c.detail = fmt.Sprintf("%s over %v from %s, macOS build %s", watts(res.Average.Total), res.Duration.Round(time.Millisecond), res.HWModel, res.OSBuild)
+	if stopErr != nil {
+		c.detail += "; powermetrics: " + stopErr.Error()
+	}
+	return c
+}
