@@ -34,6 +34,9 @@ GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build ./...
 step "go test -race"
 go test -race -count=1 ./...
 
+step "soak: 10,000 samples through decoder and sampler, without the race detector"
+go test -count=1 -run '^TestSoak$' -v ./internal/sampler/ | grep -E 'heap|^(ok|---|FAIL)'
+
 step "fuzz the decoder (${FUZZTIME:=20s})"
 # Minimising a new input of tens of KB would take the whole budget.
 go test -run '^$' -fuzz '^FuzzDecoder$' -fuzztime "$FUZZTIME" -fuzzminimizetime 100x ./internal/powermetrics/

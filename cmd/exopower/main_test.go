@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			"waitfile": cmdWaitfile,
 			"gone":     cmdGone,
 			"truth":    cmdTruth,
+			"killpid":  cmdKillpid,
 		},
 	})
 }
@@ -132,6 +133,19 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if err := processGone(ts.MkAbs(args[0])); err != nil {
 		ts.Fatalf("%v", err)
 	}
+}
+
+// cmdKillpid kills the process whose id is in a file: what a script left
+// running on purpose does not outlive the test.
+func cmdKillpid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: killpid PIDFILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("pid file: %v", err)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // waitForFile waits for path to exist, polling, for at most a minute.

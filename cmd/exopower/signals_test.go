@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // exopowerCmd runs exopower as a real process (the test binary under the
@@ -129,4 +131,50 @@ func assertGone(t *testing.T, pidfile string) {
 	if err := processGone(pidfile); err != nil {
 		t.Errorf("powermetrics: %v", err)
 	}
+}
+
+// SIGKILL to exopower cannot be caught: powermetrics must die all the
+// same. On Linux the parent-death signal ends it at once; on macOS it dies
+// of SIGPIPE at its next write, since nothing else holds its pipe.
+func TestPowermetricsDiesWithAKilledExopower(t *testing.T) {
+	cmd, dir := exopowerCmd(t, "run", "-i", "50ms", "--", "sh", "-c", "echo $$ > cmd.pid; touch started; exec sleep 30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "started"))
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Cleanup(func() {
+		// The command is the user's and outlives exopower, as it would
+		// outlive a killed shell; the test does not leave it behind.
+		if b, err := os.ReadFile(filepath.Join(dir, "cmd.pid")); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for processGone(filepath.Join(dir, "powermetrics.pid")) != nil && !zombie(t, filepath.Join(dir, "powermetrics.pid")) {
+		if time.Now().After(deadline) {
+			t.Fatal("powermetrics outlived a killed exopower")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// zombie reports whether the process in pidfile has exited but not been
+// reaped: an orphan waits for init to reap it, and is no longer running.
+func zombie(t *testing.T, pidfile string) bool {
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

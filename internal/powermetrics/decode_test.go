@@ -187,7 +187,10 @@ func TestDecodeRefusesWithTheDocumentsIndex(t *testing.T) {
 		{"power that is not a number", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>nan</real>"), powermetrics.ErrImplausible},
 		{"negative power", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>-5</real>"), powermetrics.ErrImplausible},
 		{"power over 10 kW", replace("<key>cpu_power</key>\n<real>10000</real>", "<key>cpu_power</key>\n<real>1.2e+07</real>"), powermetrics.ErrImplausible},
+		{"energy beyond 10 kW over the window", replace("<key>cpu_energy</key>\n<integer>1000</integer>", "<key>cpu_energy</key>\n<integer>2000000</integer>"), powermetrics.ErrImplausible},
+		{"negative energy", replace("<key>cpu_energy</key>\n<integer>1000</integer>", "<key>cpu_energy</key>\n<integer>-1000</integer>"), powermetrics.ErrImplausible},
 		{"a window of zero", replace("<integer>100000000</integer>", "<integer>0</integer>"), powermetrics.ErrImplausible},
+		{"a window of eight days", replace("<integer>100000000</integer>", "<integer>691200000000000</integer>"), powermetrics.ErrImplausible},
 		{"a negative window", replace("<integer>100000000</integer>", "<integer>-100000000</integer>"), powermetrics.ErrImplausible},
 		{"no window", replace("<key>elapsed_ns</key><integer>100000000</integer>", ""), powermetrics.ErrMalformed},
 	}
