@@ -370,6 +370,9 @@ func (s *Sampler) result(end time.Time) Result {
 	} else if r.Samples > 0 {
 		r.Coverage = 1
 	}
+	if s.ended && s.endErr != nil && s.endErr != io.EOF {
+		r.Warnings = append(r.Warnings, "the stream broke off: "+s.endErr.Error())
+	}
 	if s.ended && (t.end.IsZero() || t.end.Before(end)) {
 		r.Ended = true
 		missing := r.Duration

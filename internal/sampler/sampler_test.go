@@ -313,3 +313,21 @@ func TestAWindowFarLongerThanTheIntervalCountsAndIsReported(t *testing.T) {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 }
+
+// A document too large to find its end in ends the stream: what came
+// before it counts, and the result says why the rest is missing.
+func TestAHugeDocumentEndsTheStreamAndIsReported(t *testing.T) {
+	f := newFeed()
+	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	defer s.Stop()
+	begin(t, f, s, 1000)
+	f.ch <- item{s: smp(1, 1100, 100, 10)}
+	f.ch <- item{err: &powermetrics.DocumentError{Index: 2, Err: powermetrics.ErrTooLarge}}
+	r := s.End(context.Background(), at(1200))
+	if !near(r.Energy.Total, 1, 1e-9) || !r.Ended || !near(r.Coverage, 0.5, 1e-9) {
+		t.Errorf("energy %v J, ended %v, coverage %v", r.Energy.Total, r.Ended, r.Coverage)
+	}
+	if len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0], "the stream broke off: document 2: larger than 16 MiB") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
