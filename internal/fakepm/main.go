@@ -28,6 +28,7 @@ Environment:
   FAKEPM_OFFLINE   1: simulate time and write the documents at once
   FAKEPM_PIDFILE   write the process id here
   FAKEPM_ARGSFILE  write the command line here
+  FAKEPM_WRITE_BENCH_DOCS  write the benchmark documents to this folder and exit
   FAKEPM_MODE      comma-separated faults: notroot, needroot, empty, silent,
                    vm, ignore-signal, truncate-on-exit, die-after=N,
                    exit-after=N, garbage-after=N
@@ -88,6 +89,13 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	if err := f.modes(getenv("FAKEPM_MODE")); err != nil {
 		fmt.Fprintln(stderr, "fake powermetrics:", err)
 		return 64
+	}
+	if dir := getenv("FAKEPM_WRITE_BENCH_DOCS"); dir != "" {
+		if err := WriteBenchDocuments(dir); err != nil {
+			fmt.Fprintln(stderr, "fake powermetrics:", err)
+			return 1
+		}
+		return 0
 	}
 	if p := getenv("FAKEPM_PIDFILE"); p != "" {
 		os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)

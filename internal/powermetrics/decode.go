@@ -174,9 +174,11 @@ type document struct {
 	Timestamp       time.Time  `plist:"timestamp"`
 	Processor       *processor `plist:"processor"`
 	ThermalPressure string     `plist:"thermal_pressure"`
-	GPU             *struct {
-		GPUEnergy *number `plist:"gpu_energy"`
-	} `plist:"gpu"`
+	GPU             *gpuDict   `plist:"gpu"`
+}
+
+type gpuDict struct {
+	GPUEnergy *number `plist:"gpu_energy"`
 }
 
 type processor struct {
@@ -192,8 +194,20 @@ type processor struct {
 }
 
 // Parse decodes one powermetrics document. Its Index and Arrival are left
-// zero for the caller to fill in.
-func Parse(doc []byte) (s Sample, err error) {
+// zero for the caller to fill in. A document in the shape powermetrics
+// writes takes the fast path (fast.go); any other goes through the full
+// plist decoder, which yields the same values, only slower.
+func Parse(doc []byte) (Sample, error) {
+	var d document
+	if !fastParse(doc, &d) {
+		return ParseFull(doc)
+	}
+	return d.sample()
+}
+
+// ParseFull decodes one document with the full plist decoder, building
+// all of it: the reference the fast path is held to.
+func ParseFull(doc []byte) (Sample, error) {
 	var d document
 	if err := unmarshal(doc, &d); err != nil {
 		return Sample{}, err

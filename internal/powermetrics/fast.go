@@ -1,0 +1,473 @@
+package powermetrics
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// The fast path reads a document in the exact shape that powermetrics
+// writes: the usual prolog, one dict of dicts, arrays and scalars, white
+// space between elements, nothing else. It checks every byte of that shape
+// as it goes, takes the dozen values exopower needs and skips the rest
+// without building it. Anything outside the shape (comments, entities,
+// attributes, hexadecimal integers, text it cannot vouch for, a key of
+// the wrong type) sends the document to the full decoder, which then
+// decides; so the fast path yields exactly what the full decoder would, or
+// nothing. The differential tests hold it to that.
+
+var (
+	xmlDecl = []byte(`<?xml version="1.0" encoding="UTF-8"?>`)
+	doctype = []byte(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">`)
+)
+
+type kind uint8
+
+const (
+	kInvalid kind = iota
+	kInteger
+	kReal
+	kString
+	kDate
+	kTrue
+	kFalse
+	kDict
+	kArray
+	kEmptyDict  // <dict/>
+	kEmptyArray // <array/>
+)
+
+type scan struct {
+	b []byte
+	i int
+}
+
+func (s *scan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scan) lit(x []byte) bool {
+	if bytes.HasPrefix(s.b[s.i:], x) {
+		s.i += len(x)
+		return true
+	}
+	return false
+}
+
+func (s *scan) litString(x string) bool {
+	if len(s.b)-s.i >= len(x) && string(s.b[s.i:s.i+len(x)]) == x {
+		s.i += len(x)
+		return true
+	}
+	return false
+}
+
+// fastParse decodes doc in the strict shape, or reports false.
+func fastParse(doc []byte, d *document) bool {
+	s := scan{b: doc}
+	if !s.lit(xmlDecl) {
+		return false
+	}
+	s.ws()
+	if s.lit(doctype) {
+		s.ws()
+	}
+	if !s.litString(`<plist version="1.0">`) && !s.litString(`<plist>`) {
+		return false
+	}
+	s.ws()
+	if !s.litString("<dict>") || !s.topDict(d) {
+		return false
+	}
+	s.ws()
+	if !s.litString("</plist>") {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// key reads the next key of a dict. done is true at </dict>.
+func (s *scan) key() (k []byte, done, ok bool) {
+	s.ws()
+	if s.litString("</dict>") {
+		return nil, true, true
+	}
+	if !s.litString("<key>") {
+		return nil, false, false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
+			s.i++
+			continue
+		}
+		break
+	}
+	if s.i == start {
+		return nil, false, false
+	}
+	k = s.b[start:s.i]
+	if !s.litString("</key>") {
+		return nil, false, false
+	}
+	s.ws()
+	return k, false, true
+}
+
+// value reads the next value's opening tag and, for a scalar, its text
+// and closing tag. A dict or array is left open for the caller.
+func (s *scan) value() (kind, []byte) {
+	b := s.b[s.i:]
+	if len(b) < 3 || b[0] != '<' {
+		return kInvalid, nil
+	}
+	var k kind
+	var close string
+	switch {
+	case bytes.HasPrefix(b, []byte("<integer>")):
+		k, close, s.i = kInteger, "</integer>", s.i+len("<integer>")
+	case bytes.HasPrefix(b, []byte("<real>")):
+		k, close, s.i = kReal, "</real>", s.i+len("<real>")
+	case bytes.HasPrefix(b, []byte("<string>")):
+		k, close, s.i = kString, "</string>", s.i+len("<string>")
+	case bytes.HasPrefix(b, []byte("<dict>")):
+		s.i += len("<dict>")
+		return kDict, nil
+	case bytes.HasPrefix(b, []byte("<array>")):
+		s.i += len("<array>")
+		return kArray, nil
+	case bytes.HasPrefix(b, []byte("<true/>")):
+		s.i += len("<true/>")
+		return kTrue, nil
+	case bytes.HasPrefix(b, []byte("<false/>")):
+		s.i += len("<false/>")
+		return kFalse, nil
+	case bytes.HasPrefix(b, []byte("<date>")):
+		k, close, s.i = kDate, "</date>", s.i+len("<date>")
+	case bytes.HasPrefix(b, []byte("<dict/>")):
+		s.i += len("<dict/>")
+		return kEmptyDict, nil
+	case bytes.HasPrefix(b, []byte("<array/>")):
+		s.i += len("<array/>")
+		return kEmptyArray, nil
+	default:
+		return kInvalid, nil
+	}
+	n := bytes.IndexByte(s.b[s.i:], '<')
+	if n < 0 {
+		return kInvalid, nil
+	}
+	text := s.b[s.i : s.i+n]
+	s.i += n
+	if !s.litString(close) {
+		return kInvalid, nil
+	}
+	switch k {
+	case kInteger:
+		if !isInteger(text) {
+			return kInvalid, nil
+		}
+	case kReal:
+		if !isReal(text) {
+			return kInvalid, nil
+		}
+	case kString:
+		if !isPlainText(text) {
+			return kInvalid, nil
+		}
+	case kDate:
+		if _, err := time.ParseInLocation(time.RFC3339, string(text), time.UTC); err != nil {
+			return kInvalid, nil
+		}
+	}
+	return k, text
+}
+
+// skip passes over a value whose opening tag value has read.
+func (s *scan) skip(k kind) bool {
+	switch k {
+	case kInvalid:
+		return false
+	case kDict:
+		for {
+			_, done, ok := s.key()
+			if !ok {
+				return false
+			}
+			if done {
+				return true
+			}
+			if v, _ := s.value(); !s.skip(v) {
+				return false
+			}
+		}
+	case kArray:
+		for {
+			s.ws()
+			if s.litString("</array>") {
+				return true
+			}
+			if v, _ := s.value(); !s.skip(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *scan) topDict(d *document) bool {
+	for {
+		k, done, ok := s.key()
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		v, text := s.value()
+		switch string(k) {
+		case "is_delta":
+			if v != kTrue && v != kFalse {
+				return false
+			}
+			b := v == kTrue
+			d.IsDelta = &b
+		case "elapsed_ns":
+			if !setNumber(&d.ElapsedNS, v, text) {
+				return false
+			}
+		case "hw_model":
+			if v != kString {
+				return false
+			}
+			d.HWModel = string(text)
+		case "kern_osversion":
+			if v != kString {
+				return false
+			}
+			d.KernOSVersion = string(text)
+		case "thermal_pressure":
+			if v != kString {
+				return false
+			}
+			d.ThermalPressure = string(text)
+		case "timestamp":
+			if v != kDate {
+				return false
+			}
+			t, err := time.ParseInLocation(time.RFC3339, string(text), time.UTC)
+			if err != nil {
+				return false
+			}
+			d.Timestamp = t
+		case "processor":
+			if d.Processor == nil {
+				d.Processor = &processor{}
+			}
+			if v == kEmptyDict {
+				continue
+			}
+			if v != kDict || !s.processorDict(d.Processor) {
+				return false
+			}
+		case "gpu":
+			if d.GPU == nil {
+				d.GPU = &gpuDict{}
+			}
+			if v == kEmptyDict {
+				continue
+			}
+			if v != kDict || !s.gpuDict(d.GPU) {
+				return false
+			}
+		default:
+			if !s.skip(v) {
+				return false
+			}
+		}
+	}
+}
+
+func (s *scan) processorDict(p *processor) bool {
+	for {
+		k, done, ok := s.key()
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		v, text := s.value()
+		var dst **number
+		switch string(k) {
+		case "cpu_energy":
+			dst = &p.CPUEnergy
+		case "cpu_power":
+			dst = &p.CPUPower
+		case "gpu_energy":
+			dst = &p.GPUEnergy
+		case "gpu_power":
+			dst = &p.GPUPower
+		case "ane_energy":
+			dst = &p.ANEEnergy
+		case "ane_power":
+			dst = &p.ANEPower
+		case "combined_power":
+			dst = &p.CombinedPower
+		case "package_watts":
+			dst = &p.PackageWatts
+		case "package_joules":
+			dst = &p.PackageJoules
+		default:
+			if !s.skip(v) {
+				return false
+			}
+			continue
+		}
+		if !setNumber(dst, v, text) {
+			return false
+		}
+	}
+}
+
+func (s *scan) gpuDict(g *gpuDict) bool {
+	for {
+		k, done, ok := s.key()
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		v, text := s.value()
+		if string(k) == "gpu_energy" {
+			if !setNumber(&g.GPUEnergy, v, text) {
+				return false
+			}
+			continue
+		}
+		if !s.skip(v) {
+			return false
+		}
+	}
+}
+
+// setNumber stores an <integer> or <real> as the full decoder's number
+// type does: integers through uint64 (int64 when negative), reals as
+// strconv reads them.
+func setNumber(dst **number, v kind, text []byte) bool {
+	var x float64
+	switch v {
+	case kInteger:
+		neg := text[0] == '-'
+		digits := text
+		if neg {
+			digits = text[1:]
+		}
+		var u uint64
+		for _, c := range digits {
+			u = u*10 + uint64(c-'0')
+		}
+		if neg {
+			x = float64(-int64(u))
+		} else {
+			x = float64(u)
+		}
+	case kReal:
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			return false
+		}
+		x = f
+	default:
+		return false
+	}
+	if *dst == nil {
+		*dst = new(number)
+	}
+	**dst = number(x)
+	return true
+}
+
+// isInteger accepts what strconv reads as a base-10 integer that fits:
+// unsigned up to 2^64-1, negative down to -(10^18-1) (no sign but '-',
+// no 0x prefix, which the full decoder reads as hexadecimal).
+func isInteger(t []byte) bool {
+	neg := len(t) > 0 && t[0] == '-'
+	if neg {
+		t = t[1:]
+	}
+	switch {
+	case len(t) == 0, neg && len(t) > 18:
+		return false
+	case len(t) == 20 && string(t) > "18446744073709551615", len(t) > 20:
+		return false
+	}
+	for _, c := range t {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isReal accepts what powermetrics writes with %g, a subset of what
+// strconv.ParseFloat reads: -?d+(.d+)?(e[+-]?d+)?, nan and inf.
+func isReal(t []byte) bool {
+	switch string(t) {
+	case "nan", "inf", "-inf":
+		return true
+	}
+	i := 0
+	if i < len(t) && t[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if !digits() {
+		return false
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(t)
+}
+
+// isPlainText accepts printable ASCII without the characters that XML
+// gives a meaning in text (<, &, and ] for ]]>), and tab and newline (XML
+// turns a carriage return into a newline: that text is left to the full
+// decoder).
+func isPlainText(t []byte) bool {
+	for _, c := range t {
+		if (c < 0x20 && c != '\t' && c != '\n') || c > 0x7e || c == '&' || c == ']' {
+			return false
+		}
+	}
+	return true
+}
