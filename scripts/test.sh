@@ -37,6 +37,7 @@ go test -race -count=1 ./...
 step "soak: 10,000 samples through decoder and sampler, without the race detector"
 go test -count=1 -run '^TestSoak$' -v ./internal/sampler/ | grep -E 'heap|^(ok|---|FAIL)'
 
-step "fuzz the decoder (${FUZZTIME:=20s})"
+step "fuzz the decoder and the fast path against the full decoder (${FUZZTIME:=20s} each)"
 # Minimising a new input of tens of KB would take the whole budget.
 go test -run '^$' -fuzz '^FuzzDecoder$' -fuzztime "$FUZZTIME" -fuzzminimizetime 100x ./internal/powermetrics/
+go test -run '^$' -fuzz '^FuzzFastPath$' -fuzztime "$FUZZTIME" -fuzzminimizetime 100x ./internal/powermetrics/

@@ -24,7 +24,7 @@ func BenchDocuments() map[string][]byte {
 	return map[string][]byte{
 		"m1-cpu_gpu_thermal":    doc("m1", 0),
 		"ultra-cpu_gpu_thermal": doc("ultra", 0),
-		"ultra-default-tasks":   doc("ultra", 400),
+		"ultra-default-tasks":   doc("ultra", 190),
 	}
 }
 

@@ -92,7 +92,7 @@ func (d *Decoder) Next() (Sample, error) {
 func (d *Decoder) nextDocument() ([]byte, bool) {
 	d.skipSeparators()
 	from := max(0, d.scanned-len(endTag)+1)
-	i := bytes.Index(d.buf[d.off+from:], endTag)
+	i := indexEndTag(d.buf[d.off+from:])
 	if i < 0 {
 		d.scanned = len(d.buf) - d.off
 		return nil, false
@@ -101,6 +101,24 @@ func (d *Decoder) nextDocument() ([]byte, bool) {
 	doc := d.buf[d.off:end]
 	d.off, d.scanned = end, 0
 	return doc, true
+}
+
+// indexEndTag returns the index of the first </plist> in b, or -1. It
+// looks for "plist>" and then for the "</" before it: a document has a '<'
+// in every tag, thousands of them, but a 'p' only a few dozen times, and
+// the search runs over every byte that powermetrics writes.
+func indexEndTag(b []byte) int {
+	for off := 0; ; {
+		j := bytes.Index(b[off:], endTag[2:])
+		if j < 0 {
+			return -1
+		}
+		k := off + j
+		if k >= 2 && b[k-2] == '<' && b[k-1] == '/' {
+			return k - 2
+		}
+		off = k + 1
+	}
 }
 
 // skipSeparators passes over the NUL and the white space between documents.

@@ -143,3 +143,17 @@ func TestIsIntegerMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexEndTag(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want int
+	}{
+		{"", -1}, {"</plist>", 0}, {"plist>", -1}, {"/plist>", -1}, {"<plist></plist>", 7},
+		{"<key>plist></key></plist>", 17}, {"x</plist></plist>", 1}, {"</plis", -1},
+	} {
+		if got := indexEndTag([]byte(c.s)); got != c.want || got != bytes.Index([]byte(c.s), []byte("</plist>")) {
+			t.Errorf("indexEndTag(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
