@@ -79,12 +79,12 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 	doc := documents(b)[0]
 	for _, c := range []struct{ old, new string }{
-		{"<integer>1711489712</integer>", "<integer>0x10</integer>"},                   // hexadecimal, which the full decoder reads
-		{"<string>23E224</string>", "<string>23E&#50;24</string>"},                     // an entity
-		{"<string>23E224</string>", "<string>23E\r224</string>"},                       // a carriage return, which XML turns into a newline
-		{"<key>hw_model</key>", "<key>hw_model</key><!-- a comment -->"},              // a comment
-		{"<dict>", `<dict id="x">`},                                                   // an attribute
-		{"<key>elapsed_ns</key><integer>", "<key>elapsed_ns</key><string>"},           // a key of the wrong type
+		{"<integer>1711489712</integer>", "<integer>0x10</integer>"},                                                    // hexadecimal, which the full decoder reads
+		{"<string>23E224</string>", "<string>23E&#50;24</string>"},                                                      // an entity
+		{"<string>23E224</string>", "<string>23E\r224</string>"},                                                        // a carriage return, which XML turns into a newline
+		{"<key>hw_model</key>", "<key>hw_model</key><!-- a comment -->"},                                                // a comment
+		{"<dict>", `<dict id="x">`},                                                                                     // an attribute
+		{"<key>elapsed_ns</key><integer>", "<key>elapsed_ns</key><string>"},                                             // a key of the wrong type
 		{"</integer>\n<key>hw_model</key>", "</integer>\n<key>elapsed_ns</key><real>1e+08</real>\n<key>hw_model</key>"}, // a repeated key
 		{"<real>0.5</real>", "<real>5E-1</real>"},
 		{"<real>0.5</real>", "<real>+0.5</real>"},
