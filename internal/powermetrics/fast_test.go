@@ -66,7 +66,9 @@ func TestFastPathMatchesTheFullDecoder(t *testing.T) {
 			n++
 		}
 	}
-	if n < 20 {
+	// The fixtures alone hold 16 documents; the shared captures add more
+	// where they are beside the checkout.
+	if n < 16 {
 		t.Errorf("only %d documents compared", n)
 	}
 }
