@@ -192,24 +192,31 @@ func (s *scan) value() (kind, []byte) {
 	return k, text
 }
 
+// dict reads the entries of a dict whose opening tag has been read, up to
+// its closing tag, handing each key and value to take, which reads or
+// skips the value and reports whether it was in shape.
+func (s *scan) dict(take func(k []byte, v kind, text []byte) bool) bool {
+	for {
+		k, done, ok := s.key()
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		if v, text := s.value(); !take(k, v, text) {
+			return false
+		}
+	}
+}
+
 // skip passes over a value whose opening tag value has read.
 func (s *scan) skip(k kind) bool {
 	switch k {
 	case kInvalid:
 		return false
 	case kDict:
-		for {
-			_, done, ok := s.key()
-			if !ok {
-				return false
-			}
-			if done {
-				return true
-			}
-			if v, _ := s.value(); !s.skip(v) {
-				return false
-			}
-		}
+		return s.dict(func(_ []byte, v kind, _ []byte) bool { return s.skip(v) })
 	case kArray:
 		for {
 			s.ws()
@@ -225,15 +232,7 @@ func (s *scan) skip(k kind) bool {
 }
 
 func (s *scan) topDict(d *document) bool {
-	for {
-		k, done, ok := s.key()
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		v, text := s.value()
+	return s.dict(func(k []byte, v kind, text []byte) bool {
 		switch string(k) {
 		case "is_delta":
 			if v != kTrue && v != kFalse {
@@ -242,71 +241,46 @@ func (s *scan) topDict(d *document) bool {
 			b := v == kTrue
 			d.IsDelta = &b
 		case "elapsed_ns":
-			if !setNumber(&d.ElapsedNS, v, text) {
-				return false
-			}
+			return setNumber(&d.ElapsedNS, v, text)
 		case "hw_model":
-			if v != kString {
-				return false
-			}
-			d.HWModel = string(text)
+			return setString(&d.HWModel, v, text)
 		case "kern_osversion":
-			if v != kString {
-				return false
-			}
-			d.KernOSVersion = string(text)
+			return setString(&d.KernOSVersion, v, text)
 		case "thermal_pressure":
-			if v != kString {
-				return false
-			}
-			d.ThermalPressure = string(text)
+			return setString(&d.ThermalPressure, v, text)
 		case "timestamp":
 			if v != kDate {
 				return false
 			}
 			t, err := time.ParseInLocation(time.RFC3339, string(text), time.UTC)
-			if err != nil {
-				return false
-			}
 			d.Timestamp = t
+			return err == nil
 		case "processor":
+			// A repeated dict is merged into the first, as the full
+			// decoder does when it decodes into the same struct again.
 			if d.Processor == nil {
 				d.Processor = &processor{}
 			}
-			if v == kEmptyDict {
-				continue
-			}
-			if v != kDict || !s.processorDict(d.Processor) {
-				return false
-			}
+			return v == kEmptyDict || v == kDict && s.processorDict(d.Processor)
 		case "gpu":
 			if d.GPU == nil {
 				d.GPU = &gpuDict{}
 			}
-			if v == kEmptyDict {
-				continue
-			}
-			if v != kDict || !s.gpuDict(d.GPU) {
-				return false
-			}
+			return v == kEmptyDict || v == kDict && s.dict(func(k []byte, v kind, text []byte) bool {
+				if string(k) == "gpu_energy" {
+					return setNumber(&d.GPU.GPUEnergy, v, text)
+				}
+				return s.skip(v)
+			})
 		default:
-			if !s.skip(v) {
-				return false
-			}
+			return s.skip(v)
 		}
-	}
+		return true
+	})
 }
 
 func (s *scan) processorDict(p *processor) bool {
-	for {
-		k, done, ok := s.key()
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		v, text := s.value()
+	return s.dict(func(k []byte, v kind, text []byte) bool {
 		var dst **number
 		switch string(k) {
 		case "cpu_energy":
@@ -328,37 +302,18 @@ func (s *scan) processorDict(p *processor) bool {
 		case "package_joules":
 			dst = &p.PackageJoules
 		default:
-			if !s.skip(v) {
-				return false
-			}
-			continue
+			return s.skip(v)
 		}
-		if !setNumber(dst, v, text) {
-			return false
-		}
-	}
+		return setNumber(dst, v, text)
+	})
 }
 
-func (s *scan) gpuDict(g *gpuDict) bool {
-	for {
-		k, done, ok := s.key()
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		v, text := s.value()
-		if string(k) == "gpu_energy" {
-			if !setNumber(&g.GPUEnergy, v, text) {
-				return false
-			}
-			continue
-		}
-		if !s.skip(v) {
-			return false
-		}
+func setString(dst *string, v kind, text []byte) bool {
+	if v != kString {
+		return false
 	}
+	*dst = string(text)
+	return true
 }
 
 // setNumber stores an <integer> or <real> as the full decoder's number
