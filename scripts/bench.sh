@@ -73,56 +73,47 @@ import (
 func main() { io.Copy(io.Discard, os.Stdin) }
 GO
 (cd "$tmp" && go mod init gocat >/dev/null 2>&1 && go build -o gocat gocat.go)
-cpu_ms() { # the consumer's CPU, in ms, for 200 samples at 100 ms
-  FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -i 100 -n 200 2>/dev/null | "$@" >/dev/null 2>&1 &
-  local pid=$! start ticks
+# cpu_of PID: the CPU time of that process alone, in ms, until it exits:
+# perf's task-clock where perf works, else /proc's ticks (10 ms: coarse,
+# but the process's own).
+cpu_of() {
+  local pid=$1
   if perf stat -e task-clock true >/dev/null 2>&1; then
     sleep 0.2
     perf stat -e task-clock -x, -p "$pid" -o "$tmp/perf" 2>/dev/null &
     local perfpid=$!
-    wait "$pid"
+    wait "$pid" || true
     sleep 0.1
     kill -INT "$perfpid" 2>/dev/null; wait "$perfpid" 2>/dev/null || true
     awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/perf"
   else
-    # /proc ticks (10 ms): coarse, but the process's own.
     local last=""
     while kill -0 "$pid" 2>/dev/null; do last=$(cat /proc/$pid/stat 2>/dev/null || echo "$last"); sleep 0.2; done
-    wait "$pid"
+    wait "$pid" || true
     echo "$last" | sed 's/.*) //' | awk -v t="$(getconf CLK_TCK)" '{printf "%.1f", ($12 + $13) * 1000 / t}'
   fi
 }
-median3() { # the median of three measurements of a consumer
-  { cpu_ms "$@"; echo; cpu_ms "$@"; echo; cpu_ms "$@"; echo; } | sort -n | sed -n 2p
+cpu_ms() { # the CPU of a consumer of 200 samples at 100 ms, in ms
+  FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -i 100 -n 200 2>/dev/null | "$@" >/dev/null 2>&1 &
+  cpu_of $!
 }
-base=$(median3 "$tmp/gocat")
+median3() { # the median of three runs of a measurement
+  { "$@"; echo; "$@"; echo; "$@"; echo; } | sort -n | sed -n 2p
+}
+base=$(median3 cpu_ms "$tmp/gocat")
 printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader\n' "Go io.Copy reader (baseline)" "$base" "$(awk -v m="$base" 'BEGIN {print m / 200}')" 1
 # exopower run, measuring sleep 20 with the fake powermetrics: its own
 # process only, not powermetrics's nor the command's.
 run_ms() {
   SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=ultra \
     "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep 20 &
-  local pid=$!
-  if perf stat -e task-clock true >/dev/null 2>&1; then
-    sleep 0.2
-    perf stat -e task-clock -x, -p "$pid" -o "$tmp/perf" 2>/dev/null &
-    local perfpid=$!
-    wait "$pid"
-    sleep 0.1
-    kill -INT "$perfpid" 2>/dev/null; wait "$perfpid" 2>/dev/null || true
-    awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/perf"
-  else
-    local last=""
-    while kill -0 "$pid" 2>/dev/null; do last=$(cat /proc/$pid/stat 2>/dev/null || echo "$last"); sleep 0.2; done
-    wait "$pid"
-    echo "$last" | sed 's/.*) //' | awk -v t="$(getconf CLK_TCK)" '{printf "%.1f", ($12 + $13) * 1000 / t}'
-  fi
+  cpu_of $!
 }
 for label in cat watch run; do
   case $label in
-    cat) ms=$(median3 cat) ;;
-    watch) ms=$(median3 "$tmp/exopower" watch --from -); label="exopower watch --from -" ;;
-    run) ms=$({ run_ms; echo; run_ms; echo; run_ms; echo; } | sort -n | sed -n 2p); label="exopower run -- sleep 20" ;;
+    cat) ms=$(median3 cpu_ms cat) ;;
+    watch) ms=$(median3 cpu_ms "$tmp/exopower" watch --from -); label="exopower watch --from -" ;;
+    run) ms=$(median3 run_ms); label="exopower run -- sleep 20" ;;
   esac
   printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader\n' "$label" "$ms" "$(awk -v m="$ms" 'BEGIN {print m / 200}')" "$(awk -v m="$ms" -v b="$base" 'BEGIN {print m / b}')"
 done

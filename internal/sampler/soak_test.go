@@ -28,7 +28,7 @@ func (d *decoderSource) Stop() error                        { return d.r.Close()
 // 10,000 windows of 10 ms at 7.5 W.
 func TestSoak(t *testing.T) {
 	if raceEnabled {
-		t.Skip("the race detector makes this a test of itself; scripts/test.sh runs it without")
+		t.Skip("the race detector makes this a test of itself; .ci/run runs it without")
 	}
 	const n = 10_000
 	const window = 10 * time.Millisecond
