@@ -31,7 +31,7 @@ func testPanel() *panel {
 		win := sampler.Window{Start: origin.Add(time.Duration(i) * time.Second), End: origin.Add(time.Duration(i+1) * time.Second),
 			Power: w, ThermalPressure: "Nominal"}
 		tot.Elapsed += time.Second
-		tot.Energy = tot.Energy.Add(w)
+		tot.Energy.CPU, tot.Energy.GPU, tot.Energy.ANE, tot.Energy.Total = tot.Energy.CPU+w.CPU, tot.Energy.GPU+w.GPU, tot.Energy.ANE+w.ANE, tot.Energy.Total+w.Total
 		tot.Peak = tot.Peak.Max(w)
 		tot.Samples++
 		p.add(win, tot, origin)

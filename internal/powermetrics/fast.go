@@ -123,44 +123,37 @@ func (s *scan) key() (k []byte, done, ok bool) {
 	return k, false, true
 }
 
+// valueTags are the opening tags of the values the fast path reads; those
+// with a closing tag hold text up to it, the others stand alone or open a
+// dict or array.
+var valueTags = []struct {
+	open, close string
+	k           kind
+}{
+	{"<integer>", "</integer>", kInteger},
+	{"<real>", "</real>", kReal},
+	{"<string>", "</string>", kString},
+	{"<dict>", "", kDict},
+	{"<array>", "", kArray},
+	{"<true/>", "", kTrue},
+	{"<false/>", "", kFalse},
+	{"<date>", "</date>", kDate},
+	{"<dict/>", "", kEmptyDict},
+	{"<array/>", "", kEmptyArray},
+}
+
 // value reads the next value's opening tag and, for a scalar, its text
 // and closing tag. A dict or array is left open for the caller.
 func (s *scan) value() (kind, []byte) {
-	b := s.b[s.i:]
-	if len(b) < 3 || b[0] != '<' {
-		return kInvalid, nil
+	k, close := kInvalid, ""
+	for _, t := range valueTags {
+		if s.litString(t.open) {
+			k, close = t.k, t.close
+			break
+		}
 	}
-	var k kind
-	var close string
-	switch {
-	case bytes.HasPrefix(b, []byte("<integer>")):
-		k, close, s.i = kInteger, "</integer>", s.i+len("<integer>")
-	case bytes.HasPrefix(b, []byte("<real>")):
-		k, close, s.i = kReal, "</real>", s.i+len("<real>")
-	case bytes.HasPrefix(b, []byte("<string>")):
-		k, close, s.i = kString, "</string>", s.i+len("<string>")
-	case bytes.HasPrefix(b, []byte("<dict>")):
-		s.i += len("<dict>")
-		return kDict, nil
-	case bytes.HasPrefix(b, []byte("<array>")):
-		s.i += len("<array>")
-		return kArray, nil
-	case bytes.HasPrefix(b, []byte("<true/>")):
-		s.i += len("<true/>")
-		return kTrue, nil
-	case bytes.HasPrefix(b, []byte("<false/>")):
-		s.i += len("<false/>")
-		return kFalse, nil
-	case bytes.HasPrefix(b, []byte("<date>")):
-		k, close, s.i = kDate, "</date>", s.i+len("<date>")
-	case bytes.HasPrefix(b, []byte("<dict/>")):
-		s.i += len("<dict/>")
-		return kEmptyDict, nil
-	case bytes.HasPrefix(b, []byte("<array/>")):
-		s.i += len("<array/>")
-		return kEmptyArray, nil
-	default:
-		return kInvalid, nil
+	if close == "" {
+		return k, nil
 	}
 	n := bytes.IndexByte(s.b[s.i:], '<')
 	if n < 0 {

@@ -25,11 +25,6 @@ type Values struct {
 	Total float64
 }
 
-// Add returns the component-wise sum.
-func (v Values) Add(w Values) Values {
-	return Values{v.CPU + w.CPU, v.GPU + w.GPU, v.ANE + w.ANE, v.Total + w.Total}
-}
-
 // Scale returns every component multiplied by k.
 func (v Values) Scale(k float64) Values {
 	return Values{v.CPU * k, v.GPU * k, v.ANE * k, v.Total * k}

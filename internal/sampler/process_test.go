@@ -104,8 +104,8 @@ func TestFakePowermetricsEndToEndWithoutRequests(t *testing.T) {
 }
 
 func TestFakePowermetricsDyingMidSpan(t *testing.T) {
-	p, pidfile := startFake(t, 50*time.Millisecond, "FAKEPM_MODE", "die-after=4")
-	s := Start(p, Config{Interval: 50 * time.Millisecond, NoRequests: true})
+	p, pidfile := startFake(t, 50*time.Millisecond, "FAKEPM_MODE", "die-after=4,ignore-signal")
+	s := Start(p, Config{Interval: 50 * time.Millisecond})
 	ctx := context.Background()
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)

@@ -50,9 +50,6 @@ type Config struct {
 	// interval plus 250 ms when zero (real windows run a few percent
 	// longer than the interval, and the pipe adds its delay).
 	Grace time.Duration
-	// NoRequests keeps the Sampler from asking for samples even where the
-	// source can take requests.
-	NoRequests bool
 	// OnWindow, when set, is called from the Sampler's goroutine with
 	// every window after Begin and the energy since Begin. It must not
 	// call the Sampler.
@@ -268,7 +265,7 @@ func (s *Sampler) Ready(ctx context.Context) error {
 }
 
 // requests reports whether the Sampler asks the source for samples.
-func (s *Sampler) requests() bool { return !s.cfg.NoRequests && s.src.CanRequestSample() }
+func (s *Sampler) requests() bool { return s.src.CanRequestSample() }
 
 // Begin starts the measured span and returns its start, t = 0. Where the
 // source takes requests it first asks for a sample and waits (at most an
@@ -341,14 +338,6 @@ func (s *Sampler) Source() (hwModel, osBuild string) {
 		return "", ""
 	}
 	return s.first.HWModel, s.first.OSBuild
-}
-
-// Totals returns what was measured from the start of the span to the end
-// of the last window.
-func (s *Sampler) Totals() Totals {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return totals(s.ledger.live, s.ledger.origin)
 }
 
 func (s *Sampler) result(end time.Time) Result {

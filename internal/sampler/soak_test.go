@@ -74,11 +74,13 @@ func TestSoak(t *testing.T) {
 		return clock
 	}
 	var heap []uint64
+	var tot Totals
 	seen := 0
 	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{
 		Interval: window, Now: now,
-		OnWindow: func(w Window, tot Totals) {
+		OnWindow: func(w Window, t Totals) {
 			seen++
+			tot = t
 			if seen == 1000 || seen == n-1 {
 				runtime.GC()
 				var ms runtime.MemStats
@@ -94,7 +96,6 @@ func TestSoak(t *testing.T) {
 	t0 := s.Begin(ctx)
 	close(begun)
 	<-s.Done()
-	tot := s.Totals()
 	r := s.End(ctx, t0.Add(tot.Elapsed))
 	s.Stop()
 	if len(heap) != 2 {
