@@ -73,35 +73,44 @@ import (
 func main() { io.Copy(io.Discard, os.Stdin) }
 GO
 (cd "$tmp" && go mod init gocat >/dev/null 2>&1 && go build -o gocat gocat.go)
-# cpu_of PID: the CPU time of that process alone, in ms, until it exits:
-# perf's task-clock where perf works, else /proc's ticks (10 ms: coarse,
-# but the process's own).
+# cpu_of PID: the CPU time of that process alone until it exits, in ms,
+# and its context switches: perf's task-clock and context-switches where
+# perf works, else /proc's ticks (10 ms: coarse, but the process's own) and
+# no count of switches. The switches are the figure that carries over to
+# another machine: each one is a wake-up, whose price varies from machine to
+# machine (and is high on a virtual one).
 cpu_of() {
   local pid=$1
   if perf stat -e task-clock true >/dev/null 2>&1; then
     sleep 0.2
-    perf stat -e task-clock -x, -p "$pid" -o "$tmp/perf" 2>/dev/null &
+    perf stat -e task-clock,context-switches -x, -p "$pid" -o "$tmp/perf" 2>/dev/null &
     local perfpid=$!
     wait "$pid" || true
     sleep 0.1
     kill -INT "$perfpid" 2>/dev/null; wait "$perfpid" 2>/dev/null || true
-    awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/perf"
+    awk -F, '/task-clock/ {ms = $1} /context-switches/ {cs = $1} END {printf "%.1f %s", ms, cs}' "$tmp/perf"
   else
     local last=""
     while kill -0 "$pid" 2>/dev/null; do last=$(cat /proc/$pid/stat 2>/dev/null || echo "$last"); sleep 0.2; done
     wait "$pid" || true
-    echo "$last" | sed 's/.*) //' | awk -v t="$(getconf CLK_TCK)" '{printf "%.1f", ($12 + $13) * 1000 / t}'
+    echo "$last" | sed 's/.*) //' | awk -v t="$(getconf CLK_TCK)" '{printf "%.1f -", ($12 + $13) * 1000 / t}'
   fi
 }
-cpu_ms() { # the CPU of a consumer of 200 samples at 100 ms, in ms
+cpu_ms() { # the CPU of a consumer of 200 samples at 100 ms, in ms, and its switches
   FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -i 100 -n 200 2>/dev/null | "$@" >/dev/null 2>&1 &
   cpu_of $!
 }
-median3() { # the median of three runs of a measurement
+median3() { # the middle of three runs of a measurement, by CPU
   { "$@"; echo; "$@"; echo; "$@"; echo; } | sort -n | sed -n 2p
 }
+row() { # row LABEL "MS SWITCHES" BASE_MS
+  local ms=${2% *} cs=${2#* }
+  printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader  %s switches a sample\n' "$1" "$ms" \
+    "$(awk -v m="$ms" 'BEGIN {print m / 200}')" "$(awk -v m="$ms" -v b="$3" 'BEGIN {print m / b}')" \
+    "$(awk -v c="$cs" 'BEGIN {if (c == "-") print "-"; else printf "%.1f", c / 200}')"
+}
 base=$(median3 cpu_ms "$tmp/gocat")
-printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader\n' "Go io.Copy reader (baseline)" "$base" "$(awk -v m="$base" 'BEGIN {print m / 200}')" 1
+row "Go io.Copy reader (baseline)" "$base" "${base% *}"
 # exopower run, measuring sleep 20 with the fake powermetrics: its own
 # process only, not powermetrics's nor the command's.
 run_ms() {
@@ -109,14 +118,9 @@ run_ms() {
     "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep 20 &
   cpu_of $!
 }
-for label in cat watch run; do
-  case $label in
-    cat) ms=$(median3 cpu_ms cat) ;;
-    watch) ms=$(median3 cpu_ms "$tmp/exopower" watch --from -); label="exopower watch --from -" ;;
-    run) ms=$(median3 run_ms); label="exopower run -- sleep 20" ;;
-  esac
-  printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader\n' "$label" "$ms" "$(awk -v m="$ms" 'BEGIN {print m / 200}')" "$(awk -v m="$ms" -v b="$base" 'BEGIN {print m / b}')"
-done
+row cat "$(median3 cpu_ms cat)" "${base% *}"
+row "exopower watch --from -" "$(median3 cpu_ms "$tmp/exopower" watch --from -)" "${base% *}"
+row "exopower run -- sleep 20" "$(median3 run_ms)" "${base% *}"
 
 echo
 echo "== from the command's exit to exopower's exit (ms; 10 runs: median, max)"
