@@ -39,8 +39,8 @@ or --duration end it with the same summary as exopower run.`,
 		RunE: func(c *cobra.Command, _ []string) error { return runWatch(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)
-	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N samples")
-	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s or 10m")
+	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N samples (0: no limit)")
+	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s or 10m (0: no limit)")
 	c.Flags().StringVar(&o.from, "from", "", "read a powermetrics -f plist stream from `FILE` (- for stdin) instead of starting powermetrics")
 	return c
 }
@@ -69,7 +69,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 		return err
 	}
 	if o.count < 0 || o.duration < 0 {
-		return fail(errors.New("--count and --duration take positive values"))
+		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
 	}
 	updates := make(chan update, 64)
 	cfg := sampler.Config{Interval: o.interval, OnWindow: func(w sampler.Window, tot sampler.Totals) {
