@@ -58,6 +58,9 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	if err := checkOutputPath(o.output); err != nil {
+		return err
+	}
 	id, err := commandIdentity(o.asRoot, s.Getenv, s.Environ())
 	if err != nil {
 		return err
@@ -186,6 +189,34 @@ func writeSummary(s *streams, sum *Summary, o *commonOptions, output string, id 
 		return writeJSON(s.Out, sum)
 	}
 	writeText(s.Err, sum, newStyles(s.Err, s.ErrTTY, s.Getenv))
+	return nil
+}
+
+// checkOutputPath refuses, before anything starts, an -o path that can be
+// seen now never to take the summary: one that names a directory, or whose
+// directory is missing or not writable. A failure at the end is still
+// possible (the directory may go away while the command runs), and is
+// handled where the summary is written.
+func checkOutputPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fail(fmt.Errorf("-o %s is a directory", path), "name a file, such as "+filepath.Join(path, "summary.json"))
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(fmt.Errorf("-o %s: directory %s does not exist", path, dir), "create it first, or choose another path")
+	case err != nil:
+		return fail(fmt.Errorf("-o %s: %w", path, err), "choose another path")
+	case !fi.IsDir():
+		return fail(fmt.Errorf("-o %s: %s is not a directory", path, dir), "choose another path")
+	}
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return fail(fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, err), "choose a path you can write to")
+	}
 	return nil
 }
 
