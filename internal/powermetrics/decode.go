@@ -73,9 +73,15 @@ func (d *Decoder) Next() (Sample, error) {
 		if d.err != nil {
 			d.skipSeparators()
 			if d.off < len(d.buf) {
+				err := ErrTruncated
+				if rest := d.buf[d.off:]; rest[0] != '<' {
+					// A document cut short starts like one; this is
+					// something else, such as a file that is no recording.
+					err = fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(rest))
+				}
 				d.fatal = d.err
 				d.buf, d.off = nil, 0
-				return Sample{}, &DocumentError{Index: d.index, Err: ErrTruncated}
+				return Sample{}, &DocumentError{Index: d.index, Err: err}
 			}
 			d.fatal = d.err
 			continue

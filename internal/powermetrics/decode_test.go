@@ -253,6 +253,27 @@ func TestDecodeDropsATruncatedLastDocument(t *testing.T) {
 	}
 }
 
+func TestDecodeTellsATailOfOtherBytesFromACutDocument(t *testing.T) {
+	a := doc(time.Second, 1, 1, 0)
+	for _, tt := range []struct {
+		name, tail string
+		want       error
+	}{
+		{"cut in its first bytes", "<?xm", powermetrics.ErrTruncated},
+		{"cut in its header", "<?xml version=\"1.0\"?>\n<!DOCTYPE plist", powermetrics.ErrTruncated},
+		{"text", "# README\nnot a recording\n", powermetrics.ErrMalformed},
+		{"binary", "\x00\xff\xfe\x01", powermetrics.ErrMalformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, errs := decodeAll(t, bytes.NewReader(stream(a, []byte(tt.tail))))
+			var de *powermetrics.DocumentError
+			if len(samples) != 1 || len(errs) != 1 || !errors.Is(errs[0], tt.want) || !errors.As(errs[0], &de) || de.Index != 1 {
+				t.Errorf("%d samples, errors %v; want 1 sample and document 1 refused with %q", len(samples), errs, tt.want)
+			}
+		})
+	}
+}
+
 func TestDecodeEmptyStreamEndsAtOnce(t *testing.T) {
 	for _, s := range []string{"", "\n", "\x00\n  "} {
 		samples, errs := decodeAll(t, strings.NewReader(s))
