@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,15 +59,15 @@ func commandIdentity(asRoot bool, getenv func(string) string, environ []string) 
 	if err != nil {
 		return id, fail(fmt.Errorf("cannot list the groups of %s: %v", u.Username, err), "pass --as-root to run the command as root")
 	}
-	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	var gids []uint32
 	for _, g := range groups {
 		n, err := strconv.ParseUint(g, 10, 32)
 		if err != nil {
 			return id, fail(fmt.Errorf("group id %q of %s: %w", g, u.Username, errors.ErrUnsupported))
 		}
-		cred.Groups = append(cred.Groups, uint32(n))
+		gids = append(gids, uint32(n))
 	}
-	id.cred = cred
+	id.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: supplementaryGroups(uint32(gid), gids, maxGroups)}
 	id.env = withUser(environ, u)
 	return id, nil
 }
@@ -83,6 +84,25 @@ func withUser(env []string, u *user.User) []string {
 	}
 	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
 		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// supplementaryGroups is the list the command's process gets: the primary
+// group first, then the user's other groups, each once, and no more than
+// limit of them when limit > 0. macOS's setgroups(2) refuses more than 16
+// groups, and an administrator of a Mac is commonly in more than that, so
+// there the list is cut as sudo cuts it for sudo -u: the first 16, the
+// primary group among them.
+func supplementaryGroups(primary uint32, groups []uint32, limit int) []uint32 {
+	out := []uint32{primary}
+	for _, g := range groups {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
 	}
 	return out
 }
