@@ -7,10 +7,19 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
 func main() {
+	// A meter should not raise what it measures. exopower's work is a
+	// fraction of a millisecond a sample, on one goroutine at a time; with
+	// one P the Go runtime wakes no second thread to hand each sample
+	// over, and exopower wakes the CPU less often for each sample
+	// (scripts/bench.sh counts the context switches). This is exopower's
+	// own setting: GOMAXPROCS in the environment still reaches the
+	// measured command unchanged.
+	runtime.GOMAXPROCS(1)
 	// Ctrl-C, SIGTERM and SIGHUP are ways to end, not deaths: exopower
 	// stops sampling, prints what it measured and exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
