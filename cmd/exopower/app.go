@@ -83,7 +83,12 @@ func run(ctx context.Context, args []string, s *streams) int {
 		return 0
 	}
 	var se *statusError
-	if !errors.As(err, &se) {
+	var hinted interface{ Hints() []string }
+	switch {
+	case errors.As(err, &se):
+	case errors.As(err, &hinted):
+		se = &statusError{code: exitFailure, err: err, hints: hinted.Hints()}
+	default:
 		// cobra's own errors: unknown flags, missing arguments.
 		se = &statusError{code: exitFailure, err: err, hints: []string{"exopower --help shows the usage"}}
 	}

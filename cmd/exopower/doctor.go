@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/exopower/exopower/internal/sampler"
 )
 
 func newDoctorCmd(s *streams) *cobra.Command {
@@ -136,16 +135,17 @@ func checkPrivileges() check {
 func checkSample(ctx context.Context, path string) check {
 	c := check{name: "test sample"}
 	interval := 100 * time.Millisecond
-	smp, err := startMeasuring(ctx, path, sampler.Config{Interval: interval}, "exopower doctor")
+	smp, err := startMeasuring(ctx, path, interval, "exopower doctor")
 	if err != nil {
 		c.detail = err.Error()
-		if se, ok := err.(*statusError); ok {
-			c.fixes = se.hints
+		var hinted interface{ Hints() []string }
+		if errors.As(err, &hinted) {
+			c.fixes = hinted.Hints()
 		}
 		return c
 	}
-	t0 := smp.Begin(ctx)
-	res := smp.End(ctx, t0.Add(interval))
+	span := smp.Begin(ctx, nil)
+	res := smp.End(ctx, span, span.Start.Add(interval))
 	stopErr := smp.Stop()
 	c.ok = res.Samples > 0 && stopErr == nil
 	c.detail = fmt.Sprintf("%s over %v from %s, macOS build %s", watts(res.Average.Total), res.Duration.Round(time.Millisecond), res.HWModel, res.OSBuild)

@@ -50,7 +50,7 @@ func runReport(s *streams, o *reportOptions) error {
 		defer f.Close()
 		r = f
 	}
-	res, err := sampler.Recording(powermetrics.NewDecoder(r, time.Now).Next)
+	res, err := sampler.Recording(powermetrics.NewRecording(r))
 	if err != nil {
 		hint := "record a stream with: sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist"
 		if errors.Is(err, powermetrics.ErrIntel) {

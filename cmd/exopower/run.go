@@ -16,8 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
-
-	"github.com/exopower/exopower/internal/sampler"
 )
 
 type runOptions struct {
@@ -80,11 +78,11 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	smp, err := startMeasuring(ctx, o.powermetricsPath(s.Getenv), sampler.Config{Interval: o.interval}, "exopower run -- "+shellQuote(o.argv))
+	smp, err := startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+shellQuote(o.argv))
 	if err != nil {
 		return err
 	}
-	t0 := smp.Begin(ctx)
+	span := smp.Begin(ctx, nil)
 	if ctx.Err() != nil {
 		smp.Stop()
 		return fail(errors.New("interrupted before the command started; it was not run"))
@@ -140,11 +138,11 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		}
 	}
 
-	res := smp.End(abortCtx, done.at)
+	res := smp.End(abortCtx, span, done.at)
 	if stopErr := smp.Stop(); stopErr != nil {
 		res.Warnings = append(res.Warnings, "powermetrics: "+stopErr.Error())
 	}
-	sum := newSummary(res, t0, o.interval)
+	sum := newSummary(res, span.Start, o.interval)
 	sum.Command = o.argv
 	status, sigName := exitStatus(cmd.ProcessState)
 	sum.ExitCode = &status

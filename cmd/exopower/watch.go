@@ -72,14 +72,14 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
 	}
 	updates := make(chan update, 64)
-	cfg := sampler.Config{Interval: o.interval, OnWindow: func(w sampler.Window, tot sampler.Totals) {
-		updates <- update{w, tot}
-	}}
-	smp, err := startSource(ctx, s, o, cfg)
+	smp, err := startSource(ctx, s, o)
 	if err != nil {
 		return err
 	}
-	t0 := smp.Begin(ctx)
+	span := smp.Begin(ctx, func(w sampler.Window, tot sampler.Totals) {
+		updates <- update{w, tot}
+	})
+	t0 := span.Start
 
 	mode := "lines"
 	switch {
@@ -183,7 +183,7 @@ loop:
 	// A further signal cuts the wait for the last window short.
 	endCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	res := smp.End(endCtx, end)
+	res := smp.End(endCtx, span, end)
 	if err := smp.Stop(); err != nil {
 		res.Warnings = append(res.Warnings, "powermetrics: "+err.Error())
 	}
@@ -200,9 +200,9 @@ loop:
 }
 
 // startSource starts powermetrics, or reads the stream named by --from.
-func startSource(ctx context.Context, s *streams, o *watchOptions, cfg sampler.Config) (*sampler.Sampler, error) {
+func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sampler, error) {
 	if o.from == "" {
-		return startMeasuring(ctx, o.powermetricsPath(s.Getenv), cfg, "exopower watch")
+		return startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower watch")
 	}
 	f, err := openInput(o.from, s)
 	if err != nil {
@@ -215,7 +215,7 @@ func startSource(ctx context.Context, s *streams, o *watchOptions, cfg sampler.C
 		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	smp := sampler.Start(&readerSource{f: f, dec: powermetrics.NewDecoder(f, time.Now)}, cfg)
+	smp := sampler.Start(powermetrics.NewReader(f, time.Now), sampler.Config{Interval: o.interval})
 	if err := smp.Ready(ctx); err != nil {
 		smp.Stop()
 		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err),
@@ -266,21 +266,6 @@ func clearLines(s string) string {
 		out = append(out, s[i])
 	}
 	return string(append(out, "\x1b[K"...))
-}
-
-// readerSource is a stream that exopower did not start: a file, or a pipe
-// from a powermetrics of the user's.
-type readerSource struct {
-	f   *os.File
-	dec *powermetrics.Decoder
-}
-
-func (r *readerSource) Next() (powermetrics.Sample, error) { return r.dec.Next() }
-func (r *readerSource) CanRequestSample() bool             { return false }
-func (r *readerSource) RequestSample() error               { return errors.ErrUnsupported }
-func (r *readerSource) Stop() error {
-	r.f.Close()
-	return nil
 }
 
 // openInput opens FILE, or stdin for "-". Stdin is read through a

@@ -57,6 +57,7 @@ type Process struct {
 	path     string
 	prefixed bool
 	dec      *Decoder
+	first    *Sample // the sample Launch waited for, which Next returns first
 	out      *os.File
 	stderr   tail
 	cancel   context.CancelFunc
@@ -115,18 +116,17 @@ func Start(opts Options) (*Process, error) {
 }
 
 // Next returns the next sample, as Decoder.Next does. At the end of the
-// stream it closes the pipe.
+// stream it closes the pipe. Only one goroutine may call it.
 func (p *Process) Next() (Sample, error) {
+	if s := p.first; s != nil {
+		p.first = nil
+		return *s, nil
+	}
 	s, err := p.dec.Next()
-	if err != nil && !isDocumentError(err) {
+	if EndsStream(err) {
 		p.closeOut.Do(func() { p.out.Close() })
 	}
 	return s, err
-}
-
-func isDocumentError(err error) bool {
-	var de *DocumentError
-	return errors.As(err, &de) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrTruncated)
 }
 
 // CanRequestSample reports whether RequestSample can work: the signal must

@@ -30,6 +30,16 @@ func (v Values) Scale(k float64) Values {
 	return Values{v.CPU * k, v.GPU * k, v.ANE * k, v.Total * k}
 }
 
+// Add returns the component-wise sum.
+func (v Values) Add(w Values) Values {
+	return Values{v.CPU + w.CPU, v.GPU + w.GPU, v.ANE + w.ANE, v.Total + w.Total}
+}
+
+// Sub returns the component-wise difference v - w.
+func (v Values) Sub(w Values) Values {
+	return Values{v.CPU - w.CPU, v.GPU - w.GPU, v.ANE - w.ANE, v.Total - w.Total}
+}
+
 // Max returns the component-wise maximum.
 func (v Values) Max(w Values) Values {
 	return Values{max(v.CPU, w.CPU), max(v.GPU, w.GPU), max(v.ANE, w.ANE), max(v.Total, w.Total)}
@@ -38,6 +48,11 @@ func (v Values) Max(w Values) Values {
 // Components says which parts of the SoC a document reported.
 type Components struct {
 	CPU, GPU, ANE bool
+}
+
+// Or returns the components that either reported.
+func (c Components) Or(d Components) Components {
+	return Components{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE}
 }
 
 // Sample is one decoded powermetrics document: the averages over one
@@ -87,6 +102,14 @@ var (
 	// what an SoC can draw.
 	ErrImplausible = errors.New("implausible value")
 )
+
+// EndsStream reports whether an error from a Decoder's Next ends the
+// stream: anything but a refused document, and a document too large to
+// find the end of. After a refused document the stream goes on.
+func EndsStream(err error) bool {
+	var de *DocumentError
+	return err != nil && (!errors.As(err, &de) || errors.Is(err, ErrTooLarge))
+}
 
 // DocumentError says which document of a stream was refused and why.
 type DocumentError struct {

@@ -63,18 +63,17 @@ func benchStream(b *testing.B, doc []byte, n int) {
 	mark := min(10_000, n/2)
 	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{
 		Interval: 10 * time.Millisecond, Now: func() time.Time { return time.Unix(1_700_000_000, 0) },
-		OnWindow: func(w Window, tot Totals) {
-			seen++
-			if seen == mark || seen == n {
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				heap[min(seen/n, 1)] = ms.HeapInuse
-			}
-		},
 	})
 	b.ResetTimer()
-	s.Begin(context.Background())
+	s.Begin(context.Background(), func(w Window, tot Totals) {
+		seen++
+		if seen == mark || seen == n {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			heap[min(seen/n, 1)] = ms.HeapInuse
+		}
+	})
 	<-s.Done()
 	b.StopTimer()
 	s.Stop()

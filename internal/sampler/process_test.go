@@ -51,24 +51,23 @@ func runFor(t *testing.T, profile string, n int, cfg Config, env ...string) (Res
 	p, pidfile := startFake(t, 100*time.Millisecond, append([]string{"FAKEPM_PROFILE", profile}, env...)...)
 	windows := make(chan struct{}, 1024)
 	cfg.Interval = 100 * time.Millisecond
-	cfg.OnWindow = func(Window, Totals) { windows <- struct{}{} }
 	s := Start(p, cfg)
 	ctx := context.Background()
 	if err := s.Ready(ctx); err != nil {
 		s.Stop()
 		t.Fatal(err)
 	}
-	t0 := s.Begin(ctx)
+	sp := s.Begin(ctx, func(Window, Totals) { windows <- struct{}{} })
 	for i := 0; i < n; i++ {
 		<-windows
 	}
 	end := time.Now()
-	r := s.End(ctx, end)
+	r := s.End(ctx, sp, end)
 	if err := s.Stop(); err != nil {
 		t.Errorf("stopping the fake: %v", err)
 	}
 	assertGone(t, pidfile)
-	return r, prof.Energy(t0, end).Total()
+	return r, prof.Energy(sp.Start, end).Total()
 }
 
 // assertGone checks that the process whose id is in pidfile has exited and
@@ -110,9 +109,9 @@ func TestFakePowermetricsDyingMidSpan(t *testing.T) {
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s.Begin(ctx)
+	sp := s.Begin(ctx, nil)
 	<-p.Exited()
-	r := s.End(ctx, time.Now().Add(time.Second))
+	r := s.End(ctx, sp, time.Now().Add(time.Second))
 	err := s.Stop()
 	var ee *powermetrics.ExitError
 	if !errors.As(err, &ee) || ee.Code != 3 || !strings.Contains(ee.Error(), "IOReportCreateSubscription failed") {

@@ -36,8 +36,7 @@ func fileTruth(t *testing.T, b []byte) (time.Duration, [3]float64) {
 }
 
 func record(t *testing.T, b []byte) (Result, error) {
-	d := powermetrics.NewDecoder(bytes.NewReader(b), time.Now)
-	return Recording(d.Next)
+	return Recording(powermetrics.NewRecording(bytes.NewReader(b)))
 }
 
 func TestRecordingIsTheSumOfItsWindows(t *testing.T) {

@@ -1,22 +1,21 @@
-// Package sampler turns a stream of powermetrics samples into the energy of
-// a span of time.
+// Package sampler measures spans of a stream of powermetrics samples.
 //
-// A Sampler owns the stream: one goroutine reads it, places every window on
-// one monotonic timeline, and integrates the windows from the start of the
-// measured span (t = 0, set by Begin) on. End cuts the span at its end:
-// windows that straddle either edge count only for their part inside, and
-// the stretch after the last window is measured by waiting for the window
-// that covers it (asking powermetrics for it at once where that is
-// possible), never extrapolated. What could not be measured shows in the
-// result's coverage and warnings.
+// A Sampler owns a live stream: one goroutine reads it, places every
+// window on one monotonic timeline and puts it on the stream's ledger of
+// energy, E(t) per component. Every reading is taken from that ledger: a
+// span is E(end) - E(start), with its coverage and peak, and any number of
+// spans may be open at once. Windows that straddle a span's edges count
+// only for their part inside, and the stretch after the last window is
+// measured by waiting for the window that covers it (asking powermetrics
+// for it at once where that is possible), never extrapolated. What could
+// not be measured shows in the result's coverage and warnings. Recording
+// puts a recorded stream through the same accounts.
 package sampler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,22 +49,6 @@ type Config struct {
 	// interval plus 250 ms when zero (real windows run a few percent
 	// longer than the interval, and the pipe adds its delay).
 	Grace time.Duration
-	// OnWindow, when set, is called from the Sampler's goroutine with
-	// every window after Begin and the energy since Begin. It must not
-	// call the Sampler.
-	OnWindow func(Window, Totals)
-}
-
-// Totals is what was measured from the start of the span to the end of a
-// window.
-type Totals struct {
-	// Elapsed is the time from the start of the span.
-	Elapsed time.Duration
-	// Energy is in joules, per component.
-	Energy powermetrics.Values
-	// Peak is the highest window average, in watts, per component.
-	Peak    powermetrics.Values
-	Samples int
 }
 
 // Sampler reads a Source and measures spans of its timeline.
@@ -73,22 +56,10 @@ type Sampler struct {
 	src Source
 	cfg Config
 
-	mu        sync.Mutex
-	changed   chan struct{} // closed and replaced whenever state changes
-	placer    placer
-	ledger    *ledger
-	begun     bool
-	windows   int // windows placed, in all
-	first     *powermetrics.Sample
-	last      powermetrics.Sample
-	has       powermetrics.Components
-	fatal     error // a stream error that came before any sample
-	ended     bool
-	endErr    error // how the stream ended (io.EOF for a clean end)
-	lost      []string
-	lostCount int
-	long      []string
-	done      chan struct{}
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever the book changes
+	book    book
+	done    chan struct{}
 }
 
 // Start starts reading src. Stop must be called to end it.
@@ -102,27 +73,22 @@ func Start(src Source, cfg Config) *Sampler {
 	if cfg.Grace == 0 {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
-	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}), ledger: new(ledger)}
+	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}), book: book{interval: cfg.Interval}}
 	go s.loop()
 	return s
 }
 
 func (s *Sampler) loop() {
 	defer close(s.done)
-	for {
+	for more := true; more; {
 		smp, err := s.src.Next()
-		var de *powermetrics.DocumentError
-		switch {
-		case err == nil:
-			s.take(smp)
-		case errors.As(err, &de) && !errors.Is(err, powermetrics.ErrTooLarge):
-			s.refuse(de)
-		default:
-			s.mu.Lock()
-			s.ended, s.endErr = true, err
-			s.notify()
-			s.mu.Unlock()
-			return
+		s.mu.Lock()
+		var out []delivery
+		out, more = s.book.next(smp, err)
+		s.notify()
+		s.mu.Unlock()
+		for _, d := range out {
+			d.f(d.w, d.tot)
 		}
 	}
 }
@@ -131,70 +97,6 @@ func (s *Sampler) loop() {
 func (s *Sampler) notify() {
 	close(s.changed)
 	s.changed = make(chan struct{})
-}
-
-func (s *Sampler) take(smp powermetrics.Sample) {
-	s.mu.Lock()
-	w := s.placer.place(smp)
-	s.windows++
-	if s.first == nil {
-		s.first = &smp
-	}
-	s.last = smp
-	var cb func(Window, Totals)
-	var tot Totals
-	if s.begun {
-		s.has.CPU, s.has.GPU, s.has.ANE = s.has.CPU || smp.Has.CPU, s.has.GPU || smp.Has.GPU, s.has.ANE || smp.Has.ANE
-		if long := max(10*s.cfg.Interval, 5*time.Second); smp.Window > long && len(s.long) < maxLost {
-			// Its power is an average like any other, so it counts; but
-			// whatever ran was likely stopped, and people should know.
-			s.long = append(s.long, fmt.Sprintf("document %d covers %v, %.0f times the interval: the Mac may have slept",
-				smp.Index, smp.Window.Round(time.Millisecond), float64(smp.Window)/float64(s.cfg.Interval)))
-		}
-		s.ledger.add(w)
-		if cb = s.cfg.OnWindow; cb != nil {
-			tot = totals(s.ledger.live, s.ledger.origin)
-		}
-	}
-	s.notify()
-	s.mu.Unlock()
-	if cb != nil {
-		cb(w, tot)
-	}
-}
-
-func totals(t tally, origin time.Time) Totals {
-	var el time.Duration
-	if !t.end.IsZero() {
-		el = t.end.Sub(origin)
-	}
-	return Totals{Elapsed: el, Energy: t.energy(), Peak: t.peak, Samples: t.samples}
-}
-
-// maxLost bounds the messages kept about lost documents.
-const maxLost = 5
-
-func (s *Sampler) refuse(de *powermetrics.DocumentError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.first == nil && (errors.Is(de, powermetrics.ErrNoPowerData) || errors.Is(de, powermetrics.ErrIntel)) {
-		// The stream has nothing exopower can measure: say so now rather
-		// than wait for samples that will never come.
-		s.fatal = de
-		s.notify()
-		return
-	}
-	if errors.Is(de, powermetrics.ErrTruncated) && !s.begun {
-		return
-	}
-	s.placer.breakChain()
-	if s.begun {
-		s.lostCount++
-		if len(s.lost) < maxLost {
-			s.lost = append(s.lost, de.Error())
-		}
-	}
-	s.notify()
 }
 
 // wait blocks until cond holds (called with s.mu held), the deadline
@@ -223,13 +125,6 @@ func (s *Sampler) wait(ctx context.Context, deadline time.Time, cond func() bool
 	return true
 }
 
-// NoSampleError says powermetrics produced no sample in time.
-type NoSampleError struct{ Waited time.Duration }
-
-func (e *NoSampleError) Error() string {
-	return fmt.Sprintf("powermetrics produced no sample in %v", e.Waited.Round(time.Millisecond))
-}
-
 // StreamEndedError says the stream ended before its first sample.
 type StreamEndedError struct{ Err error }
 
@@ -242,48 +137,46 @@ func (e *StreamEndedError) Error() string {
 
 func (e *StreamEndedError) Unwrap() error { return e.Err }
 
-// Ready waits for the first sample, proof that powermetrics runs and
+// Ready waits for the first sample, proof that the stream runs and
 // measures. It fails when the stream ends first or cannot be measured, or
 // after Config.ReadyTimeout.
 func (s *Sampler) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	b := &s.book
 	s.wait(ctx, s.cfg.Now().Add(s.cfg.ReadyTimeout), func() bool {
-		return s.first != nil || s.fatal != nil || s.ended
+		return b.first != nil || b.fatal != nil || b.ended
 	})
 	switch {
-	case s.first != nil:
+	case b.first != nil:
 		return nil
-	case s.fatal != nil:
-		return s.fatal
-	case s.ended:
-		return &StreamEndedError{Err: s.endErr}
+	case b.fatal != nil:
+		return b.fatal
+	case b.ended:
+		return &StreamEndedError{Err: b.endErr}
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	return &NoSampleError{Waited: s.cfg.ReadyTimeout}
+	return &powermetrics.NoSampleError{Waited: s.cfg.ReadyTimeout}
 }
 
-// requests reports whether the Sampler asks the source for samples.
-func (s *Sampler) requests() bool { return s.src.CanRequestSample() }
-
-// Begin starts the measured span and returns its start, t = 0. Where the
-// source takes requests it first asks for a sample and waits (at most an
-// interval and the grace) for it, so that a window ends just before t = 0
-// and the next one starts there.
-func (s *Sampler) Begin(ctx context.Context) time.Time {
+// Begin opens a span and returns it; its Start is t = 0. Where the source
+// takes requests it first asks for a sample and waits (at most an interval
+// and the grace) for it, so that a window ends just before t = 0 and the
+// next one starts there. onWindow, when not nil, is called from the
+// Sampler's goroutine with every window that reaches into the span and
+// the span's totals after it; it must not call the Sampler.
+func (s *Sampler) Begin(ctx context.Context, onWindow func(Window, Totals)) *Span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.requests() && !s.ended {
-		n := s.windows
+	b := &s.book
+	if s.src.CanRequestSample() && !b.ended {
+		n := b.ledger.n
 		if s.src.RequestSample() == nil {
-			s.wait(ctx, s.cfg.Now().Add(s.cfg.Interval+s.cfg.Grace), func() bool { return s.windows > n || s.ended })
+			s.wait(ctx, s.cfg.Now().Add(s.cfg.Interval+s.cfg.Grace), func() bool { return b.ledger.n > n || b.ended })
 		}
 	}
-	t0 := s.cfg.Now()
-	s.ledger.origin = t0
-	s.begun = true
-	return t0
+	return b.open(s.cfg.Now(), onWindow)
 }
 
 // Result is what was measured over a span.
@@ -314,19 +207,20 @@ type Result struct {
 	Ended bool
 }
 
-// End ends the span at end and returns what was measured over it. Unless
-// the stream has ended, it waits for the window that covers end (asking
-// for it at once where the source takes requests), at most one interval
-// and the grace after end, or until ctx ends.
-func (s *Sampler) End(ctx context.Context, end time.Time) Result {
+// End closes the span at end and returns what was measured over it.
+// Unless the stream has ended, it waits for the window that covers end
+// (asking for it at once where the source takes requests), at most one
+// interval and the grace after end, or until ctx ends.
+func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	covered := func() bool { return s.ended || !s.placer.end.Before(end) }
-	if !covered() && s.requests() {
+	b := &s.book
+	covered := func() bool { return b.ended || !b.placer.end.Before(end) }
+	if !covered() && s.src.CanRequestSample() {
 		s.src.RequestSample()
 	}
 	s.wait(ctx, end.Add(s.cfg.Interval+s.cfg.Grace), covered)
-	return s.result(end)
+	return b.close(sp, end)
 }
 
 // Source returns the machine model and macOS build that the stream's first
@@ -334,82 +228,10 @@ func (s *Sampler) End(ctx context.Context, end time.Time) Result {
 func (s *Sampler) Source() (hwModel, osBuild string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.first == nil {
+	if s.book.first == nil {
 		return "", ""
 	}
-	return s.first.HWModel, s.first.OSBuild
-}
-
-func (s *Sampler) result(end time.Time) Result {
-	l := s.ledger
-	r := Result{Start: l.origin, Duration: end.Sub(l.origin), Has: s.has}
-	if s.first != nil {
-		r.HWModel, r.OSBuild = s.first.HWModel, s.first.OSBuild
-		r.ThermalPressure = s.last.ThermalPressure
-	}
-	t, ok := l.until(end)
-	if !ok {
-		r.Warnings = append(r.Warnings, "the end of the span is older than the windows kept; measured up to the last window instead")
-		t = l.live
-	}
-	r.Energy, r.Peak, r.Samples = t.energy(), t.peak, t.samples
-	if r.Duration > 0 {
-		r.Average = r.Energy.Scale(1 / r.Duration.Seconds())
-		r.Coverage = min(1, float64(t.covered)/float64(r.Duration))
-	} else if r.Samples > 0 {
-		r.Coverage = 1
-	}
-	if s.ended && s.endErr != nil && s.endErr != io.EOF {
-		r.Warnings = append(r.Warnings, "the stream broke off: "+s.endErr.Error())
-	}
-	if s.ended && (t.end.IsZero() || t.end.Before(end)) {
-		r.Ended = true
-		missing := r.Duration
-		if !t.end.IsZero() {
-			missing = end.Sub(t.end)
-		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("powermetrics stopped %v before the end: the last %v are not measured",
-			missing.Round(time.Millisecond), missing.Round(time.Millisecond)))
-	} else if !t.end.IsZero() && t.end.Before(end) {
-		missing := end.Sub(t.end)
-		r.Warnings = append(r.Warnings, fmt.Sprintf("no window covered the last %v of the span in time: not measured", missing.Round(time.Millisecond)))
-	}
-	if s.lostCount > 0 {
-		r.Warnings = append(r.Warnings, lostWarning(s.lostCount, s.lost, "their windows are interpolated from their neighbours"))
-	}
-	r.Warnings = append(r.Warnings, s.long...)
-	if r.Samples > 0 {
-		r.Warnings = append(r.Warnings, missingComponents(s.has)...)
-	}
-	return r
-}
-
-func lostWarning(n int, lost []string, what string) string {
-	msg := fmt.Sprintf("%d powermetrics document(s) could not be used; %s", n, what)
-	for _, l := range lost {
-		msg += "\n  " + l
-	}
-	if n > len(lost) {
-		msg += fmt.Sprintf("\n  and %d more", n-len(lost))
-	}
-	return msg
-}
-
-// missingComponents warns of the parts of the SoC a stream did not report.
-func missingComponents(has powermetrics.Components) []string {
-	var missing []string
-	for _, c := range []struct {
-		name string
-		has  bool
-	}{{"CPU", has.CPU}, {"GPU", has.GPU}, {"ANE", has.ANE}} {
-		if !c.has {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("the stream has no %s power: counted as 0", strings.Join(missing, ", "))}
+	return s.book.first.HWModel, s.book.first.OSBuild
 }
 
 // Done is closed when the stream has ended and the Sampler's goroutine

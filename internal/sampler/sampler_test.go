@@ -145,7 +145,7 @@ func TestReadyFailsClearly(t *testing.T) {
 		f := newFeed()
 		s := Start(f, Config{Interval: time.Second, ReadyTimeout: 20 * time.Millisecond})
 		defer s.Stop()
-		var ne *NoSampleError
+		var ne *powermetrics.NoSampleError
 		if err := s.Ready(context.Background()); !errors.As(err, &ne) || !strings.Contains(err.Error(), "no sample in 20ms") {
 			t.Errorf("Ready = %v, want a NoSampleError after 20ms", err)
 		}
@@ -153,25 +153,25 @@ func TestReadyFailsClearly(t *testing.T) {
 }
 
 // begin feeds one sample, waits for Ready, and begins the span at t0 ms.
-func begin(t *testing.T, f *feed, s *Sampler, t0 float64) {
+func begin(t *testing.T, f *feed, s *Sampler, t0 float64) *Span {
 	t.Helper()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
 	if err := s.Ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	f.set(at(t0))
-	s.Begin(context.Background())
+	return s.Begin(context.Background(), nil)
 }
 
 func TestEndWhenPowermetricsStopsMidSpan(t *testing.T) {
 	f := newFeed()
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
-	begin(t, f, s, 1000)
+	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{s: smp(2, 1200, 100, 10)}
 	close(f.ch) // powermetrics died
-	r := s.End(context.Background(), at(2000))
+	r := s.End(context.Background(), sp, at(2000))
 	if !near(r.Energy.Total, 2, 1e-9) || !r.Ended {
 		t.Errorf("energy %v J, ended %v; want the 2 J measured, and Ended", r.Energy.Total, r.Ended)
 	}
@@ -192,12 +192,12 @@ func TestALostDocumentIsInterpolatedAndReported(t *testing.T) {
 	f := newFeed()
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
-	begin(t, f, s, 1000)
+	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{err: &powermetrics.DocumentError{Index: 2, Err: powermetrics.ErrMalformed}}
 	f.ch <- item{s: smp(3, 1300, 100, 30)}
 	f.ch <- item{s: smp(4, 1400, 100, 30)}
-	r := s.End(context.Background(), at(1400))
+	r := s.End(context.Background(), sp, at(1400))
 	// 10 W for 100 ms, a gap of 100 ms bridged from 10 W to 30 W, then
 	// 30 W for 200 ms.
 	if want := 1 + 2 + 6.0; !near(r.Energy.Total, want, 1e-9) {
@@ -215,10 +215,10 @@ func TestEndWaitsForTheWindowThatCoversIt(t *testing.T) {
 	f := newFeed()
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
 	defer s.Stop()
-	begin(t, f, s, 1000)
+	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	done := make(chan Result)
-	go func() { done <- s.End(context.Background(), at(1150)) }()
+	go func() { done <- s.End(context.Background(), sp, at(1150)) }()
 	// End cannot answer before the window that covers 1150 ms arrives.
 	f.ch <- item{s: smp(2, 1200, 100, 20)}
 	r := <-done
@@ -240,16 +240,17 @@ func TestBeginAndEndAskForSamplesWhereTheyCan(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(at(1040))
-	began := make(chan time.Time)
-	go func() { began <- s.Begin(context.Background()) }()
+	began := make(chan *Span)
+	go func() { began <- s.Begin(context.Background(), nil) }()
 	<-f.requests
 	f.ch <- item{s: smp(1, 1041, 41, 5)} // the answer to the request
 	f.set(at(1041))
-	if t0 := <-began; !t0.Equal(at(1041)) {
-		t.Errorf("span began at %v, want after the requested sample", t0.Sub(base))
+	sp := <-began
+	if !sp.Start.Equal(at(1041)) {
+		t.Errorf("span began at %v, want after the requested sample", sp.Start.Sub(base))
 	}
 	ended := make(chan Result)
-	go func() { ended <- s.End(context.Background(), at(1100)) }()
+	go func() { ended <- s.End(context.Background(), sp, at(1100)) }()
 	<-f.requests
 	f.ch <- item{s: smp(2, 1101, 60, 10)}
 	r := <-ended
@@ -262,16 +263,21 @@ func TestOnWindowSeesRunningTotals(t *testing.T) {
 	f := newFeed()
 	var mu sync.Mutex
 	var seen []Totals
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, OnWindow: func(w Window, tot Totals) {
+	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	defer s.Stop()
+	f.ch <- item{s: smp(0, 1000, 100, 1)}
+	if err := s.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.set(at(1000))
+	sp := s.Begin(context.Background(), func(w Window, tot Totals) {
 		mu.Lock()
 		seen = append(seen, tot)
 		mu.Unlock()
-	}})
-	defer s.Stop()
-	begin(t, f, s, 1000)
+	})
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{s: smp(2, 1200, 100, 20)}
-	s.End(context.Background(), at(1200))
+	s.End(context.Background(), sp, at(1200))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 2 || !near(seen[1].Energy.Total, 3, 1e-9) || seen[1].Elapsed != ms(200) || seen[1].Peak.Total != 20 {
@@ -281,16 +287,15 @@ func TestOnWindowSeesRunningTotals(t *testing.T) {
 
 func TestASpanOlderThanTheKeptWindowsIsSaid(t *testing.T) {
 	var l ledger
-	l.origin = base
 	for i := 0; i < 2*ringSize; i++ {
 		l.add(Window{Start: at(float64(i * 10)), End: at(float64(i*10 + 10)), Power: powermetrics.Values{Total: 1}})
 	}
-	if _, ok := l.until(at(5)); ok {
-		t.Error("until answered for an instant older than the ring")
+	if _, ok := l.at(at(5)); ok {
+		t.Error("the ledger answered for an instant older than the ring")
 	}
-	got, ok := l.until(at(float64(2*ringSize*10 - 5)))
+	got, ok := l.at(at(float64(2*ringSize*10 - 5)))
 	if !ok || !near(got.energy().Total, float64(2*ringSize*10-5)/1000, 1e-9) {
-		t.Errorf("until a recent instant: %v J, %v", got.energy().Total, ok)
+		t.Errorf("E at a recent instant: %v J, %v", got.energy().Total, ok)
 	}
 }
 
@@ -301,11 +306,11 @@ func TestAWindowFarLongerThanTheIntervalCountsAndIsReported(t *testing.T) {
 	f := newFeed()
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
-	begin(t, f, s, 1000)
+	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{s: smp(2, 61100, 60000, 0.5)}
 	f.ch <- item{s: smp(3, 61200, 100, 10)}
-	r := s.End(context.Background(), at(61200))
+	r := s.End(context.Background(), sp, at(61200))
 	if want := 1 + 30 + 1.0; !near(r.Energy.Total, want, 1e-9) || r.Coverage != 1 {
 		t.Errorf("energy %v J (want %v J), coverage %v", r.Energy.Total, want, r.Coverage)
 	}
@@ -320,10 +325,10 @@ func TestAHugeDocumentEndsTheStreamAndIsReported(t *testing.T) {
 	f := newFeed()
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
-	begin(t, f, s, 1000)
+	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{err: &powermetrics.DocumentError{Index: 2, Err: powermetrics.ErrTooLarge}}
-	r := s.End(context.Background(), at(1200))
+	r := s.End(context.Background(), sp, at(1200))
 	if !near(r.Energy.Total, 1, 1e-9) || !r.Ended || !near(r.Coverage, 0.5, 1e-9) {
 		t.Errorf("energy %v J, ended %v, coverage %v", r.Energy.Total, r.Ended, r.Coverage)
 	}

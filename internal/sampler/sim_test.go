@@ -154,9 +154,9 @@ func placed(t *testing.T, s *Sampler, n int) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ok := s.wait(context.Background(), time.Time{}, func() bool { return s.windows >= n || s.ended })
-	if !ok || s.windows < n {
-		t.Fatalf("sampler placed %d windows, want %d", s.windows, n)
+	ok := s.wait(context.Background(), time.Time{}, func() bool { return s.book.ledger.n >= n || s.book.ended })
+	if !ok || s.book.ledger.n < n {
+		t.Fatalf("sampler placed %d windows, want %d", s.book.ledger.n, n)
 	}
 }
 
@@ -182,7 +182,7 @@ func measure(t *testing.T, p *simPM, s *Sampler, from, to time.Duration) (Result
 	}
 	p.advance(start.Add(from))
 	placed(t, s, p.cutCount())
-	t0 := s.Begin(ctx)
+	sp := s.Begin(ctx, nil)
 	end := start.Add(to)
 	if p.canReq {
 		p.advance(end)
@@ -192,8 +192,8 @@ func measure(t *testing.T, p *simPM, s *Sampler, from, to time.Duration) (Result
 		p.advance(end.Add(3 * p.interval))
 	}
 	placed(t, s, p.cutCount())
-	r := s.End(ctx, end)
-	return r, p.profile.Energy(t0, end)
+	r := s.End(ctx, sp, end)
+	return r, p.profile.Energy(sp.Start, end)
 }
 
 func relErr(got, want float64) float64 { return math.Abs(got-want) / want }

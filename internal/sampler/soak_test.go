@@ -78,25 +78,24 @@ func TestSoak(t *testing.T) {
 	seen := 0
 	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{
 		Interval: window, Now: now,
-		OnWindow: func(w Window, t Totals) {
-			seen++
-			tot = t
-			if seen == 1000 || seen == n-1 {
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				heap = append(heap, ms.HeapInuse)
-			}
-		},
 	})
 	ctx := context.Background()
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t0 := s.Begin(ctx)
+	sp := s.Begin(ctx, func(w Window, t Totals) {
+		seen++
+		tot = t
+		if seen == 1000 || seen == n-1 {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			heap = append(heap, ms.HeapInuse)
+		}
+	})
 	close(begun)
 	<-s.Done()
-	r := s.End(ctx, t0.Add(tot.Elapsed))
+	r := s.End(ctx, sp, sp.Start.Add(tot.Elapsed))
 	s.Stop()
 	if len(heap) != 2 {
 		t.Fatalf("saw %d windows", seen)

@@ -1,0 +1,174 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// book keeps the accounts of one stream, live or recorded alike: its
+// windows placed on the timeline, the ledger of its energy, the spans
+// open over it, and what the stream said of itself. It does no locking
+// and no waiting; a Sampler does both around it.
+type book struct {
+	// interval is the sample interval the stream was asked for; zero for
+	// a recording, which has none (and so no window is too long for it).
+	interval time.Duration
+	recorded bool
+	placer   placer
+	ledger   ledger
+	spans    []*Span
+	first    *powermetrics.Sample
+	last     powermetrics.Sample
+	fatal    error // the stream cannot be measured at all
+	ended    bool
+	endErr   error // how the stream ended (io.EOF for a clean end)
+	out      []delivery
+}
+
+// delivery is a window for a span that watches its windows, handed over
+// once the book is no longer held.
+type delivery struct {
+	f   func(Window, Totals)
+	w   Window
+	tot Totals
+}
+
+// take places a sample's window, puts it on the ledger and notes it in
+// every open span. It returns the windows to hand to watching spans; the
+// slice is reused by the next call.
+func (b *book) take(s powermetrics.Sample) []delivery {
+	w := b.placer.place(s)
+	b.ledger.add(w)
+	if b.first == nil {
+		first := s
+		b.first = &first
+	}
+	b.last = s
+	b.out = b.out[:0]
+	for _, sp := range b.spans {
+		if tot, ok := sp.note(w, &b.ledger, b.interval, &s); ok && sp.onWindow != nil {
+			b.out = append(b.out, delivery{sp.onWindow, w, tot})
+		}
+	}
+	return b.out
+}
+
+// refuse takes a document the decoder refused: its window is lost.
+func (b *book) refuse(de *powermetrics.DocumentError) {
+	if b.first == nil {
+		if errors.Is(de, powermetrics.ErrNoPowerData) || errors.Is(de, powermetrics.ErrIntel) {
+			// The stream has nothing exopower can measure: say so now
+			// rather than wait for samples that will never come.
+			b.fatal = de
+			return
+		}
+		if errors.Is(de, powermetrics.ErrTruncated) {
+			return // the stream ended before its first sample
+		}
+	}
+	b.placer.breakChain()
+	for _, sp := range b.spans {
+		sp.lost.add(de.Error())
+	}
+}
+
+// take or refuse one item of the stream; it reports false at the end.
+func (b *book) next(s powermetrics.Sample, err error) ([]delivery, bool) {
+	if err == nil {
+		return b.take(s), true
+	}
+	if !powermetrics.EndsStream(err) {
+		var de *powermetrics.DocumentError
+		errors.As(err, &de)
+		b.refuse(de)
+		return nil, true
+	}
+	b.ended, b.endErr = true, err
+	return nil, false
+}
+
+// open starts a span at start, which must not be earlier than the end of
+// the newest window. onWindow, when not nil, is handed every window that
+// reaches into the span, with the span's totals after it.
+func (b *book) open(start time.Time, onWindow func(Window, Totals)) *Span {
+	sp := &Span{Start: start, onWindow: onWindow}
+	b.spans = append(b.spans, sp)
+	return sp
+}
+
+// close ends the span at end and says what was measured over it. extra
+// warnings go before the ones about missing components.
+func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
+	b.spans = slices.DeleteFunc(b.spans, func(x *Span) bool { return x == sp })
+	r, last, ok := sp.reading(&b.ledger, end)
+	if b.first != nil {
+		r.HWModel, r.OSBuild = b.first.HWModel, b.first.OSBuild
+		r.ThermalPressure = b.last.ThermalPressure
+	}
+	if !ok {
+		r.Warnings = append(r.Warnings, "the end of the span is older than the windows kept; measured up to the last window instead")
+	}
+	r.Warnings = append(r.Warnings, b.endWarnings(&r, end, last)...)
+	if sp.lost.count > 0 {
+		what := "their windows are interpolated from their neighbours"
+		if b.recorded {
+			what = "their windows are not in the recording's timeline"
+		}
+		r.Warnings = append(r.Warnings, sp.lost.warning(what))
+	}
+	r.Warnings = append(r.Warnings, sp.long...)
+	r.Warnings = append(r.Warnings, extra...)
+	if r.Samples > 0 {
+		r.Warnings = append(r.Warnings, missingComponents(r.Has)...)
+	}
+	return r
+}
+
+// endWarnings say how the stream ended, and what of the span's end no
+// window covered. last is the end of the last window in the span.
+func (b *book) endWarnings(r *Result, end, last time.Time) []string {
+	var ws []string
+	if b.ended && b.endErr != nil && b.endErr != io.EOF {
+		if b.recorded {
+			ws = append(ws, fmt.Sprintf("the stream ended with an error: %v", b.endErr))
+		} else {
+			ws = append(ws, "the stream broke off: "+b.endErr.Error())
+		}
+	}
+	if b.recorded || !last.Before(end) || !b.ended && last.IsZero() {
+		return ws
+	}
+	missing := end.Sub(last)
+	if last.IsZero() {
+		missing = r.Duration
+	}
+	m := missing.Round(time.Millisecond)
+	if b.ended {
+		r.Ended = true
+		return append(ws, fmt.Sprintf("powermetrics stopped %v before the end: the last %v are not measured", m, m))
+	}
+	return append(ws, fmt.Sprintf("no window covered the last %v of the span in time: not measured", m))
+}
+
+// missingComponents warns of the parts of the SoC a stream did not report.
+func missingComponents(has powermetrics.Components) []string {
+	var missing []string
+	for _, c := range []struct {
+		name string
+		has  bool
+	}{{"CPU", has.CPU}, {"GPU", has.GPU}, {"ANE", has.ANE}} {
+		if !c.has {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the stream has no %s power: counted as 0", strings.Join(missing, ", "))}
+}

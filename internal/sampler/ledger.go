@@ -1,0 +1,97 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/trapz"
+)
+
+// tally is what the stream measured from its first window up to an
+// instant: the cumulative energy E(t) per component and the time covered
+// by windows C(t). It is a plain value, so a copy is a snapshot, and any
+// reading of a span is the difference of two tallies.
+type tally struct {
+	acc     [4]trapz.Accumulator // CPU, GPU, ANE, total
+	covered time.Duration
+	end     time.Time           // the instant the tally reaches; zero before any window
+	last    powermetrics.Values // the power at end, which a bridge over a gap starts from
+}
+
+// add extends the tally over the part [from, to] of window w. The points
+// are on the ledger's timeline, whose zero is origin. Each window enters
+// as two points of its average power, so it integrates as a step; a gap
+// since the last window is bridged by the trapezoid between them.
+func (t *tally) add(w Window, from, to, origin time.Time) {
+	t.point(from.Sub(origin), w.Power)
+	t.point(to.Sub(origin), w.Power)
+	t.covered += to.Sub(from)
+	t.end, t.last = to, w.Power
+}
+
+func (t *tally) point(at time.Duration, p powermetrics.Values) {
+	for i, watts := range [4]float64{p.CPU, p.GPU, p.ANE, p.Total} {
+		t.acc[i].Add(trapz.Point{At: at, Watts: watts})
+	}
+}
+
+func (t *tally) energy() powermetrics.Values {
+	return powermetrics.Values{CPU: t.acc[0].Joules(), GPU: t.acc[1].Joules(), ANE: t.acc[2].Joules(), Total: t.acc[3].Joules()}
+}
+
+// ringSize is how many recent windows the ledger keeps to answer E(t) for
+// an instant before the newest window: at 100 ms, the last 100 s.
+const ringSize = 1024
+
+type entry struct {
+	w      Window
+	before tally // the tally at the end of the window before w
+}
+
+// ledger is the stream's energy over time, in constant memory: the
+// running tally, and the last ringSize windows with the tally before
+// each, so that E(t) can be read at any recent instant.
+type ledger struct {
+	origin time.Time // the first window's start: zero on the trapezoids' timeline
+	live   tally     // E and C at the end of the newest window
+	ring   [ringSize]entry
+	n      int // windows added in all
+}
+
+// add puts the next window on the ledger.
+func (l *ledger) add(w Window) {
+	if l.n == 0 {
+		l.origin = w.Start
+	}
+	l.ring[l.n%ringSize] = entry{w: w, before: l.live}
+	l.n++
+	l.live.add(w, w.Start, w.End, l.origin)
+}
+
+// at returns the tally at instant t: E(t) and C(t). ok is false when t
+// lies inside a window older than the ring still holds.
+func (l *ledger) at(t time.Time) (x tally, ok bool) {
+	for i := max(0, l.n-ringSize); i < l.n; i++ {
+		e := &l.ring[i%ringSize]
+		if !e.w.End.After(t) {
+			continue
+		}
+		x = e.before
+		switch {
+		case !e.w.Start.After(t):
+			x.add(e.w, e.w.Start, t, l.origin)
+		case x.end.IsZero():
+			// Before the first window: nothing yet.
+		case t.Before(x.end):
+			return tally{}, false
+		default:
+			// Inside the gap a lost document left: the bridge to the
+			// next window, as far as t.
+			f := float64(t.Sub(x.end)) / float64(e.w.Start.Sub(x.end))
+			x.point(t.Sub(l.origin), x.last.Add(e.w.Power.Add(x.last.Scale(-1)).Scale(f)))
+			x.end = t
+		}
+		return x, true
+	}
+	return l.live, true
+}

@@ -1,0 +1,149 @@
+package sampler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// Span is a stretch of the stream's timeline being measured, from Start
+// to the end its owner gives when it closes it. Any number of spans may be
+// open over one stream at once; each reads the same ledger.
+type Span struct {
+	// Start is the start of the span, t = 0, on the monotonic clock.
+	Start time.Time
+
+	begin    tally // E and C at Start, once a window reaches past it
+	resolved bool
+
+	// What the windows that reach into the span add, as they come.
+	peak    powermetrics.Values
+	samples int
+	has     powermetrics.Components
+	recent  [recentSize]undo // to take back windows that start after the end
+	nrecent int
+	lost    notes // documents refused while the span was open
+	long    []string
+
+	onWindow func(Window, Totals)
+}
+
+// recentSize is how many windows a span can take back at its end: those
+// that arrived after the end it is given, before it was closed.
+const recentSize = 16
+
+type undo struct {
+	start   time.Time
+	peak    powermetrics.Values
+	samples int
+}
+
+// notes are messages about refused documents, the first few kept.
+type notes struct {
+	count int
+	msgs  []string
+}
+
+// maxNotes bounds the messages kept of one kind.
+const maxNotes = 5
+
+func (n *notes) add(msg string) {
+	n.count++
+	if len(n.msgs) < maxNotes {
+		n.msgs = append(n.msgs, msg)
+	}
+}
+
+func (n *notes) warning(what string) string {
+	msg := fmt.Sprintf("%d powermetrics document(s) could not be used; %s", n.count, what)
+	for _, l := range n.msgs {
+		msg += "\n  " + l
+	}
+	if n.count > len(n.msgs) {
+		msg += fmt.Sprintf("\n  and %d more", n.count-len(n.msgs))
+	}
+	return msg
+}
+
+// Totals is what was measured from the start of a span to the end of a
+// window.
+type Totals struct {
+	// Elapsed is the time from the start of the span.
+	Elapsed time.Duration
+	// Energy is in joules, per component.
+	Energy powermetrics.Values
+	// Peak is the highest window average, in watts, per component.
+	Peak    powermetrics.Values
+	Samples int
+}
+
+// note takes a window just added to l. It reports whether the window
+// reaches into the span, and then the span's totals after it.
+func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetrics.Sample) (Totals, bool) {
+	if !w.End.After(sp.Start) {
+		return Totals{}, false
+	}
+	if !sp.resolved {
+		sp.begin, _ = l.at(sp.Start)
+		sp.resolved = true
+	}
+	sp.recent[sp.nrecent%recentSize] = undo{start: w.Start, peak: sp.peak, samples: sp.samples}
+	sp.nrecent++
+	sp.peak = sp.peak.Max(w.Power)
+	sp.samples++
+	sp.has = sp.has.Or(smp.Has)
+	if long := max(10*interval, 5*time.Second); interval > 0 && smp.Window > long && len(sp.long) < maxNotes {
+		// Its power is an average like any other, so it counts; but
+		// whatever ran was likely stopped, and people should know.
+		sp.long = append(sp.long, fmt.Sprintf("document %d covers %v, %.0f times the interval: the Mac may have slept",
+			smp.Index, smp.Window.Round(time.Millisecond), float64(smp.Window)/float64(interval)))
+	}
+	return Totals{
+		Elapsed: w.End.Sub(sp.Start),
+		Energy:  l.live.energy().Sub(sp.begin.energy()),
+		Peak:    sp.peak,
+		Samples: sp.samples,
+	}, true
+}
+
+// reading is the span's energy, coverage, peak and samples over
+// [Start, end]. ok is false when end is older than the windows kept.
+func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool) {
+	if !sp.resolved {
+		sp.begin, _ = l.at(sp.Start)
+		sp.resolved = true
+	}
+	t, ok := l.at(end)
+	if !ok {
+		t = l.live
+	}
+	r = Result{Start: sp.Start, Duration: end.Sub(sp.Start), Energy: t.energy().Sub(sp.begin.energy()), Has: sp.has}
+	r.Peak, r.Samples = sp.takeBack(end)
+	covered := t.covered - sp.begin.covered
+	if r.Duration > 0 {
+		r.Average = r.Energy.Scale(1 / r.Duration.Seconds())
+		r.Coverage = min(1, float64(covered)/float64(r.Duration))
+	} else if r.Samples > 0 {
+		r.Coverage = 1
+	}
+	if t.end.After(sp.Start) {
+		last = t.end
+	}
+	return r, last, ok
+}
+
+// takeBack returns the peak and the count of the windows that reach into
+// the span and start before end: those that start at or after it arrived
+// before the span was closed, but do not belong to it.
+func (sp *Span) takeBack(end time.Time) (powermetrics.Values, int) {
+	peak, samples := sp.peak, sp.samples
+	for i := sp.nrecent - 1; i >= max(0, sp.nrecent-recentSize); i-- {
+		u := &sp.recent[i%recentSize]
+		if u.start.Before(end) {
+			break
+		}
+		peak, samples = u.peak, u.samples
+	}
+	return peak, samples
+}
