@@ -39,6 +39,10 @@ type streams struct {
 	Environ        func() []string
 	// TermSize is the size of the terminal that Out writes to.
 	TermSize func() (width, height int, err error)
+	// Signals brings the signals that end exopower (SIGINT, SIGTERM,
+	// SIGHUP), and Resized the terminal's SIGWINCH; nil in tests that
+	// send none.
+	Signals, Resized <-chan os.Signal
 }
 
 func systemStreams() *streams {
@@ -128,15 +132,27 @@ type commonOptions struct {
 
 func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration) {
 	c.Flags().DurationVarP(&o.interval, "interval", "i", defaultInterval, "sample interval, such as 100ms or 1s")
-	c.Flags().StringVar(&o.powermetrics, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+powermetrics.DefaultPath+")")
-	c.Flags().BoolVar(&o.json, "json", false, "write JSON to stdout")
+	addPowermetricsFlag(c, &o.powermetrics)
+	addJSONFlag(c, &o.json)
+}
+
+func addPowermetricsFlag(c *cobra.Command, dst *string) {
+	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+powermetrics.DefaultPath+")")
+}
+
+func addJSONFlag(c *cobra.Command, dst *bool) {
+	c.Flags().BoolVar(dst, "json", false, "write JSON to stdout")
+}
+
+func (o *commonOptions) powermetricsPath(getenv func(string) string) string {
+	return powermetricsPath(o.powermetrics, getenv)
 }
 
 // powermetricsPath is the --powermetrics flag, else $EXOPOWER_POWERMETRICS,
 // else powermetrics's place on macOS.
-func (o *commonOptions) powermetricsPath(getenv func(string) string) string {
-	if o.powermetrics != "" {
-		return o.powermetrics
+func powermetricsPath(flag string, getenv func(string) string) string {
+	if flag != "" {
+		return flag
 	}
 	if p := getenv("EXOPOWER_POWERMETRICS"); p != "" {
 		return p

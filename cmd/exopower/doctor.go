@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,8 +15,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+type doctorOptions struct {
+	powermetrics string
+}
+
 func newDoctorCmd(s *streams) *cobra.Command {
-	var o commonOptions
+	var o doctorOptions
 	c := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that exopower can measure on this machine, and say how to fix what is missing",
@@ -23,10 +28,35 @@ func newDoctorCmd(s *streams) *cobra.Command {
 (root, or sudo -n) and one test sample, with the fix for each failure. Exits 0
 when every check passes and 1 when one fails.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), s, &o) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := cancelOnSignal(c.Context(), s.Signals)
+			defer stop()
+			return runDoctor(ctx, s, liveSystem(), powermetricsPath(o.powermetrics, s.Getenv))
+		},
 	}
-	c.Flags().StringVar(&o.powermetrics, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else /usr/bin/powermetrics)")
+	addPowermetricsFlag(c, &o.powermetrics)
 	return c
+}
+
+// system is what the doctor asks of the machine, so that a test can make
+// each check fail.
+type system struct {
+	goos     string
+	euid     int
+	user     string // the user's name, for the sudoers line
+	lookPath func(string) (string, error)
+	// output runs a command and returns its trimmed stdout.
+	output func(ctx context.Context, name string, args ...string) (string, error)
+	// sample takes a test sample from the powermetrics at path.
+	sample func(ctx context.Context, path string) check
+}
+
+func liveSystem() system {
+	name := "USERNAME"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: output, sample: checkSample}
 }
 
 // check is one line of the doctor's report.
@@ -37,10 +67,8 @@ type check struct {
 	fixes  []string
 }
 
-func runDoctor(ctx context.Context, s *streams, o *commonOptions) error {
-	path := o.powermetricsPath(s.Getenv)
-	checks := []check{checkMacOS(ctx), checkAppleSilicon(ctx), checkPowermetrics(path), checkPrivileges()}
-	checks = append(checks, checkSample(ctx, path))
+func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
+	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path)}
 	st := newStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {
@@ -68,19 +96,20 @@ func output(ctx context.Context, name string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-func checkMacOS(ctx context.Context) check {
+func (sys system) checkMacOS(ctx context.Context) check {
 	c := check{name: "macOS"}
-	if runtime.GOOS != "darwin" {
-		c.detail = "this is " + runtime.GOOS
-		c.fixes = []string{"exopower measures on macOS; on " + runtime.GOOS + ", exopower report reads a recording made on a Mac"}
+	if sys.goos != "darwin" {
+		c.detail = "this is " + sys.goos
+		c.fixes = []string{"exopower measures on macOS; on " + sys.goos + ", exopower report reads a recording made on a Mac"}
 		return c
 	}
-	v, err := output(ctx, "sw_vers", "-productVersion")
+	v, err := sys.output(ctx, "sw_vers", "-productVersion")
 	if err != nil {
 		c.detail = fmt.Sprintf("sw_vers failed: %v", err)
+		c.fixes = []string{"check that /usr/bin/sw_vers runs: exopower reads the macOS version from it"}
 		return c
 	}
-	build, _ := output(ctx, "sw_vers", "-buildVersion")
+	build, _ := sys.output(ctx, "sw_vers", "-buildVersion")
 	c.ok, c.detail = true, fmt.Sprintf("%s (%s)", v, build)
 	if major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0]); major < 13 {
 		c.detail += "; older than macOS 13, whose powermetrics exopower is tested against"
@@ -88,15 +117,15 @@ func checkMacOS(ctx context.Context) check {
 	return c
 }
 
-func checkAppleSilicon(ctx context.Context) check {
+func (sys system) checkAppleSilicon(ctx context.Context) check {
 	c := check{name: "Apple Silicon"}
-	if runtime.GOOS != "darwin" {
+	if sys.goos != "darwin" {
 		c.detail = "not a Mac"
 		c.fixes = []string{"run exopower on an Apple Silicon Mac (M1 or later)"}
 		return c
 	}
-	brand, _ := output(ctx, "sysctl", "-n", "machdep.cpu.brand_string")
-	translated, _ := output(ctx, "sysctl", "-n", "sysctl.proc_translated")
+	brand, _ := sys.output(ctx, "sysctl", "-n", "machdep.cpu.brand_string")
+	translated, _ := sys.output(ctx, "sysctl", "-n", "sysctl.proc_translated")
 	switch {
 	case translated == "1":
 		c.detail = brand + ", but exopower runs under Rosetta"
@@ -110,9 +139,9 @@ func checkAppleSilicon(ctx context.Context) check {
 	return c
 }
 
-func checkPowermetrics(path string) check {
+func (sys system) checkPowermetrics(path string) check {
 	c := check{name: "powermetrics"}
-	abs, err := exec.LookPath(path)
+	abs, err := sys.lookPath(path)
 	if err != nil {
 		c.detail = fmt.Sprintf("not found at %s", path)
 		c.fixes = []string{"macOS keeps it at /usr/bin/powermetrics; elsewhere, point --powermetrics or EXOPOWER_POWERMETRICS at a stand-in"}
@@ -122,13 +151,27 @@ func checkPowermetrics(path string) check {
 	return c
 }
 
-func checkPrivileges() check {
-	c := check{name: "privileges", ok: true}
-	if os.Geteuid() == 0 {
-		c.detail = "root: exopower can run powermetrics and ask it for samples at the edges of a run"
+// checkPrivileges: root runs powermetrics itself; anyone else needs sudoers
+// to let them run it without a password, which sudo -n -l answers without
+// running it and without a prompt.
+func (sys system) checkPrivileges(ctx context.Context, path string) check {
+	c := check{name: "privileges"}
+	if sys.euid == 0 {
+		c.ok, c.detail = true, "root: exopower can run powermetrics and ask it for samples at the edges of a run"
 		return c
 	}
-	c.detail = "not root: exopower will run powermetrics through sudo -n if sudoers allows it without a password (see the test sample)"
+	abs, err := sys.lookPath(path)
+	if err != nil {
+		abs = path
+	}
+	if _, err := sys.output(ctx, "sudo", "-n", "-l", abs); err != nil {
+		c.detail = fmt.Sprintf("not root, and sudo -n will not run %s without a password", abs)
+		c.fixes = []string{"run exopower with sudo: sudo exopower ...",
+			"or let your user run it through sudo without a password: add this line with sudo visudo -f /etc/sudoers.d/powermetrics:",
+			"  " + sys.user + " ALL=(root) NOPASSWD: " + abs}
+		return c
+	}
+	c.ok, c.detail = true, "not root: exopower runs powermetrics through sudo -n, which sudoers allows without a password"
 	return c
 }
 

@@ -21,9 +21,16 @@ func main() {
 	// measured command unchanged.
 	runtime.GOMAXPROCS(1)
 	// Ctrl-C, SIGTERM and SIGHUP are ways to end, not deaths: exopower
-	// stops sampling, prints what it measured and exits.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], systemStreams())
-	stop()
+	// stops sampling, prints what it measured and exits. They are caught
+	// here, once, and handed to whichever phase of a command is running.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	resized := make(chan os.Signal, 1)
+	signal.Notify(resized, syscall.SIGWINCH)
+	s := systemStreams()
+	s.Signals, s.Resized = sigs, resized
+	code := run(context.Background(), os.Args[1:], s)
+	signal.Stop(sigs)
+	signal.Stop(resized)
 	os.Exit(code)
 }

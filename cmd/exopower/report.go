@@ -36,7 +36,7 @@ document's timestamp. Works anywhere, Linux included.`,
 			return runReport(s, &o)
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "write JSON to stdout")
+	addJSONFlag(c, &o.json)
 	return c
 }
 

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -71,19 +70,16 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.note)
 	}
 
-	// Catch signals from here on, so that one that comes while
-	// powermetrics starts is counted, and one that comes after the
-	// command starts is forwarded to it.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-
-	smp, err := startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+shellQuote(o.argv))
+	// A signal while powermetrics starts ends the run before the command
+	// starts; one after that is forwarded to the command.
+	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	smp, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+shellQuote(o.argv))
 	if err != nil {
+		stopStart()
 		return err
 	}
-	span := smp.Begin(ctx, nil)
-	if ctx.Err() != nil {
+	span := smp.Begin(startCtx, nil)
+	if stopStart() {
 		smp.Stop()
 		return fail(errors.New("interrupted before the command started; it was not run"))
 	}
@@ -124,7 +120,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		select {
 		case done = <-exited:
 			waiting = false
-		case sig := <-sigs:
+		case sig := <-s.Signals:
 			signals++
 			if signals == 1 {
 				forward(cmd.Process.Pid, sig.(syscall.Signal), foreground)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -72,7 +71,9 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
 	}
 	updates := make(chan update, 64)
-	smp, err := startSource(ctx, s, o)
+	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	smp, err := startSource(startCtx, s, o)
+	stopStart()
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	}
 	st := newStyles(s.Out, s.OutTTY, s.Getenv)
 	pan := &panel{}
-	var winch chan os.Signal
+	var winch <-chan os.Signal
 	leave := func() {}
 	if mode == "panel" {
 		// The alternate screen keeps the panel from scrolling the
@@ -101,9 +102,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 		var once sync.Once
 		leave = func() { once.Do(func() { io.WriteString(s.Out, "\x1b[?25h\x1b[?1049l") }) }
 		defer leave()
-		winch = make(chan os.Signal, 1)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
+		winch = s.Resized
 	}
 	draw := func() {
 		w, h, err := s.TermSize()
@@ -167,7 +166,7 @@ loop:
 		case <-timeout:
 			end = t0.Add(o.duration)
 			break loop
-		case <-ctx.Done():
+		case <-s.Signals:
 			end = time.Now()
 			break loop
 		}
@@ -181,7 +180,7 @@ loop:
 		}
 	}()
 	// A further signal cuts the wait for the last window short.
-	endCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	endCtx, stop := cancelOnSignal(context.Background(), s.Signals)
 	defer stop()
 	res := smp.End(endCtx, span, end)
 	if err := smp.Stop(); err != nil {
