@@ -25,8 +25,12 @@ func documents(b []byte) [][]byte {
 
 // streams returns every fixture and every shared capture, by name.
 func streams(t testing.TB) map[string][]byte {
+	globs := []string{"../../testdata/*.plist"}
+	if _, err := os.Stat(CapturesDir); !MissingCaptures(t, err) {
+		globs = append(globs, filepath.Join(CapturesDir, "*.plist"))
+	}
 	out := map[string][]byte{}
-	for _, glob := range []string{"../../testdata/*.plist", "../../../shared/powermetrics-captures/*.plist"} {
+	for _, glob := range globs {
 		names, _ := filepath.Glob(glob)
 		for _, n := range names {
 			b, err := os.ReadFile(n)
