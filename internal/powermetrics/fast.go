@@ -413,10 +413,10 @@ func isReal(t []byte) bool {
 // isText accepts the text of a <string> that encoding/xml, under the full
 // decoder, reads without error and that unescape turns into the same
 // string: printable ASCII, tab and newline, and the references that
-// reference reads. It refuses ] (for ]]>), a carriage return (XML turns it
-// into a newline) and any other byte: that text is left to the full
-// decoder. A process name with an & in it is thus no reason to leave the
-// fast path, on every sample of a Mac that runs such a process.
+// reference reads. A ] (for ]]>), a carriage return (XML turns it into a
+// newline), any byte outside printable ASCII and any other reference are
+// left to the full decoder. References are read, not refused, so that a
+// process name with an & in it does not cost the slow path on every sample.
 func isText(t []byte) bool {
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; {
