@@ -343,6 +343,27 @@ func TestLaunchInterruptedStartsNothing(t *testing.T) {
 	}
 }
 
+// sudoers takes absolute paths only: the line in the hint must name the
+// binary by one even when exopower was given a relative path.
+func TestLaunchHintsASudoersLineWithAnAbsolutePath(t *testing.T) {
+	self := fakeBinary(t)
+	useFake(t, "FAKEPM_MODE", "notroot")
+	stubSudo(t, true)
+	t.Chdir(filepath.Dir(self))
+	_, err := powermetrics.Launch(context.Background(), powermetrics.LaunchOptions{
+		Options: powermetrics.Options{Path: "./" + filepath.Base(self), Interval: 20 * time.Millisecond},
+		Rerun:   "exopower watch",
+	})
+	var le *powermetrics.LaunchError
+	if !errors.As(err, &le) {
+		t.Fatalf("Launch = %v, want a *LaunchError", err)
+	}
+	want := "  " + userName(t) + " ALL=(root) NOPASSWD: " + self
+	if !slices.Contains(le.Hints(), want) {
+		t.Errorf("hints %q\nlack %q", le.Hints(), want)
+	}
+}
+
 // Not root, Launch runs powermetrics through sudo -n. Run as root, the
 // tests of that are skipped: cmd/exopower runs them end to end as another
 // user.
