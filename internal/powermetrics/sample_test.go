@@ -102,3 +102,25 @@ func TestComponentsOrHasWhatEitherReported(t *testing.T) {
 		})
 	}
 }
+
+func TestValuesScaleAndMaxGoComponentByComponent(t *testing.T) {
+	v := powermetrics.Values{CPU: 2, GPU: 0.5, ANE: 0, Total: 2.5}
+	tests := []struct {
+		name string
+		got  powermetrics.Values
+		want powermetrics.Values
+	}{
+		{"watts times 4 s are joules", v.Scale(4), powermetrics.Values{CPU: 8, GPU: 2, ANE: 0, Total: 10}},
+		{"scaling by 0 leaves nothing", v.Scale(0), powermetrics.Values{}},
+		{"the maximum takes each component's larger", v.Max(powermetrics.Values{CPU: 1, GPU: 3, ANE: 0.25, Total: 4.25}),
+			powermetrics.Values{CPU: 2, GPU: 3, ANE: 0.25, Total: 4.25}},
+		{"the maximum with itself is itself", v.Max(v), v},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %+v, want %+v", tt.got, tt.want)
+			}
+		})
+	}
+}
