@@ -15,9 +15,10 @@ import (
 
 // benchDocs are documents of the sizes powermetrics writes: cpu_power,
 // gpu_power and thermal on an M1 and an M2 Ultra (12 to 65 KB), and the
-// default samplers with a tasks array (about 200 KB). scripts/bench.sh
-// writes the same documents to files (EXOPOWER_BENCH_DOCS) so that
-// Python's plistlib reads exactly these bytes.
+// default samplers with a tasks array (about 200 KB), plain and with
+// entities in its task names. scripts/bench.sh writes the same documents
+// to files (EXOPOWER_BENCH_DOCS) so that Python's plistlib reads exactly
+// these bytes.
 func benchDocs(b *testing.B) map[string][]byte {
 	if dir := os.Getenv("EXOPOWER_BENCH_DOCS"); dir != "" {
 		names, _ := filepath.Glob(filepath.Join(dir, "*.plist"))
@@ -29,9 +30,22 @@ func benchDocs(b *testing.B) map[string][]byte {
 			}
 			docs[filepath.Base(n[:len(n)-len(".plist")])] = d
 		}
-		return docs
+		return withEntities(docs)
 	}
-	return fakepm.BenchDocuments()
+	return withEntities(fakepm.BenchDocuments())
+}
+
+// withEntities adds to docs its tasks document with entities and
+// character references in every task's name, as on a Mac that runs
+// processes with an & in their names, under the tasks document's name
+// with "-entities" after it.
+func withEntities(docs map[string][]byte) map[string][]byte {
+	const tasks = "ultra-default-tasks"
+	if doc, ok := docs[tasks]; ok {
+		docs[tasks+"-entities"] = bytes.ReplaceAll(doc, []byte("<key>name</key><string>process-"),
+			[]byte("<key>name</key><string>python3 &amp; friends &lt;&#38;&#x26;&gt; process-"))
+	}
+	return docs
 }
 
 func BenchmarkParse(b *testing.B) {
@@ -83,10 +97,14 @@ func BenchmarkDecoder(b *testing.B) {
 	}
 }
 
-// The benchmark documents, the 200 KB tasks one included, take the fast
+// The benchmark documents, the 200 KB tasks ones included, take the fast
 // path and agree with the full decoder.
 func TestBenchDocumentsTakeTheFastPath(t *testing.T) {
-	for name, doc := range fakepm.BenchDocuments() {
+	docs := withEntities(fakepm.BenchDocuments())
+	if n := bytes.Count(docs["ultra-default-tasks-entities"], []byte("python3 &amp; friends")); n < 100 {
+		t.Fatalf("the entity document has %d entity-bearing task names", n)
+	}
+	for name, doc := range docs {
 		if !powermetrics.TakesFastPath(doc) {
 			t.Errorf("%s: not in the fast path's shape", name)
 		}

@@ -260,24 +260,17 @@ func unmarshal(doc []byte, d *document) (err error) {
 }
 
 func (d *document) sample() (Sample, error) {
-	if d.IsDelta != nil && !*d.IsDelta {
-		return Sample{}, errors.New("not a delta sample (--show-initial-usage covers the time since boot)")
-	}
-	if d.ElapsedNS == nil {
-		return Sample{}, fmt.Errorf("%w: no elapsed_ns", ErrMalformed)
-	}
-	ns := float64(*d.ElapsedNS)
-	if !(ns > 0) || ns > float64(MaxWindow) {
-		return Sample{}, fmt.Errorf("%w: elapsed_ns %g is not in (0, %d]", ErrImplausible, ns, int64(MaxWindow))
+	window, err := d.window()
+	if err != nil {
+		return Sample{}, err
 	}
 	s := Sample{
-		Window:          time.Duration(ns),
+		Window:          window,
 		HWModel:         d.HWModel,
 		OSBuild:         d.KernOSVersion,
 		Timestamp:       d.Timestamp,
 		ThermalPressure: d.ThermalPressure,
 	}
-	secs := s.Window.Seconds()
 	p := d.Processor
 	if p == nil {
 		p = &processor{}
@@ -291,63 +284,93 @@ func (d *document) sample() (Sample, error) {
 		// carries the energy.
 		gpuEnergy = d.GPU.GPUEnergy
 	}
-	var err error
-	component := func(name string, power, energy *number, watts, joules *float64) bool {
-		if err != nil || (power == nil && energy == nil) {
-			return false
-		}
-		if energy != nil {
-			*joules = float64(*energy) / 1000
-			if !plausible(*joules / secs) {
-				err = fmt.Errorf("%w: %s_energy %g mJ over %v", ErrImplausible, name, float64(*energy), s.Window)
-				return false
-			}
-		}
-		switch {
-		case power == nil:
-			*watts = *joules / secs
-		case energy != nil && consistent(float64(*power)/1000, *joules/secs):
-			// powermetrics derives the power from the whole millijoules
-			// and writes it with six digits: the energy is the same
-			// number, to more digits. Where they differ by more, the
-			// power's window was not elapsed_ns (the tasks sampler
-			// shortens it), and the power is the better average.
-			*watts = *joules / secs
-		default:
-			*watts = float64(*power) / 1000
-		}
-		if !plausible(*watts) {
-			err = fmt.Errorf("%w: %s_power %g mW", ErrImplausible, name, *watts*1000)
-			return false
-		}
-		if energy == nil {
-			*joules = *watts * secs
-		}
-		return true
+	if s.Power.CPU, s.Energy.CPU, s.Has.CPU, err = component("cpu", p.CPUPower, p.CPUEnergy, window); err != nil {
+		return Sample{}, err
 	}
-	s.Has.CPU = component("cpu", p.CPUPower, p.CPUEnergy, &s.Power.CPU, &s.Energy.CPU)
-	s.Has.GPU = component("gpu", p.GPUPower, gpuEnergy, &s.Power.GPU, &s.Energy.GPU)
-	s.Has.ANE = component("ane", p.ANEPower, p.ANEEnergy, &s.Power.ANE, &s.Energy.ANE)
-	if err != nil {
+	if s.Power.GPU, s.Energy.GPU, s.Has.GPU, err = component("gpu", p.GPUPower, gpuEnergy, window); err != nil {
+		return Sample{}, err
+	}
+	if s.Power.ANE, s.Energy.ANE, s.Has.ANE, err = component("ane", p.ANEPower, p.ANEEnergy, window); err != nil {
 		return Sample{}, err
 	}
 	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
 		return Sample{}, ErrNoPowerData
 	}
-	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
-	if c := p.CombinedPower; c != nil {
-		written := float64(*c) / 1000
-		if !plausible(written) {
-			return Sample{}, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*c))
-		}
-		// combined_power is CPU + GPU + ANE written with six digits; the
-		// sum of the components has more, unless it disagrees.
-		if !consistent(written, s.Power.Total) {
-			s.Power.Total = written
-		}
+	if s.Power.Total, err = totalPower(s.Power, p.CombinedPower); err != nil {
+		return Sample{}, err
 	}
 	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
 	return s, nil
+}
+
+// window reads the document's window from elapsed_ns, which every power
+// and energy is an average or a total over.
+func (d *document) window() (time.Duration, error) {
+	if d.IsDelta != nil && !*d.IsDelta {
+		return 0, errors.New("not a delta sample (--show-initial-usage covers the time since boot)")
+	}
+	if d.ElapsedNS == nil {
+		return 0, fmt.Errorf("%w: no elapsed_ns", ErrMalformed)
+	}
+	ns := float64(*d.ElapsedNS)
+	if !(ns > 0) || ns > float64(MaxWindow) {
+		return 0, fmt.Errorf("%w: elapsed_ns %g is not in (0, %d]", ErrImplausible, ns, int64(MaxWindow))
+	}
+	return time.Duration(ns), nil
+}
+
+// component reads one component's power (mW) and energy (mJ) into watts
+// and joules over window; has is false when the document has neither.
+func component(name string, power, energy *number, window time.Duration) (watts, joules float64, has bool, err error) {
+	if power == nil && energy == nil {
+		return 0, 0, false, nil
+	}
+	secs := window.Seconds()
+	if energy != nil {
+		joules = float64(*energy) / 1000
+		if !plausible(joules / secs) {
+			return 0, 0, false, fmt.Errorf("%w: %s_energy %g mJ over %v", ErrImplausible, name, float64(*energy), window)
+		}
+	}
+	switch {
+	case power == nil:
+		watts = joules / secs
+	case energy != nil && consistent(float64(*power)/1000, joules/secs):
+		// powermetrics derives the power from the whole millijoules
+		// and writes it with six digits: the energy is the same
+		// number, to more digits. Where they differ by more, the
+		// power's window was not elapsed_ns (the tasks sampler
+		// shortens it), and the power is the better average.
+		watts = joules / secs
+	default:
+		watts = float64(*power) / 1000
+	}
+	if !plausible(watts) {
+		return 0, 0, false, fmt.Errorf("%w: %s_power %g mW", ErrImplausible, name, watts*1000)
+	}
+	if energy == nil {
+		joules = watts * secs
+	}
+	return watts, joules, true, nil
+}
+
+// totalPower returns the total of the components' powers, in watts,
+// checked against combined_power (mW) where the document has it.
+func totalPower(v Values, combined *number) (float64, error) {
+	sum := v.CPU + v.GPU + v.ANE
+	if combined == nil {
+		return sum, nil
+	}
+	written := float64(*combined) / 1000
+	if !plausible(written) {
+		return 0, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
+	}
+	// combined_power is CPU + GPU + ANE written with six digits; the
+	// sum of the components has more, unless it disagrees.
+	if !consistent(written, sum) {
+		return written, nil
+	}
+	return sum, nil
 }
 
 func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }

@@ -336,18 +336,11 @@ func TestDecodeFixtures(t *testing.T) {
 	}
 }
 
-// capturesDir holds real captures from real Macs, beside the project; they
-// are read in place, never copied in.
-const capturesDir = "../../../shared/powermetrics-captures"
-
 func readCapture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(capturesDir, name))
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := os.ReadFile(filepath.Join(powermetrics.CapturesDir, name))
+	if powermetrics.MissingCaptures(t, err) {
 		t.Skipf("no capture %s: the shared captures are not beside this checkout", name)
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 	return b
 }
@@ -405,12 +398,9 @@ func TestDecodeRealCaptures(t *testing.T) {
 // Every capture in the shared folder decodes without a stream error, so a
 // capture added there is checked without a test of its own.
 func TestDecodeEveryCapture(t *testing.T) {
-	entries, err := os.ReadDir(capturesDir)
-	if errors.Is(err, os.ErrNotExist) {
+	entries, err := os.ReadDir(powermetrics.CapturesDir)
+	if powermetrics.MissingCaptures(t, err) {
 		t.Skip("the shared captures are not beside this checkout")
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".plist") {

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The fast path reads a document in the exact shape that powermetrics
 // writes: the usual prolog, one dict of dicts, arrays and scalars, white
 // space between elements, nothing else. It checks every byte of that shape
 // as it goes, takes the dozen values exopower needs and skips the rest
-// without building it. Anything outside the shape (comments, entities,
-// attributes, hexadecimal integers, text it cannot vouch for, a key of
-// the wrong type) sends the document to the full decoder, which then
-// decides; so the fast path yields exactly what the full decoder would, or
-// nothing. The differential tests hold it to that.
+// without building it. Anything outside the shape (comments, entities
+// other than XML's own five and character references, attributes,
+// hexadecimal integers, text it cannot vouch for, a key of the wrong type)
+// sends the document to the full decoder, which then decides; so the fast
+// path yields exactly what the full decoder would, or nothing. The
+// differential tests hold it to that.
 
 var (
 	xmlDecl = []byte(`<?xml version="1.0" encoding="UTF-8"?>`)
@@ -174,7 +177,7 @@ func (s *scan) value() (kind, []byte) {
 			return kInvalid, nil
 		}
 	case kString:
-		if !isPlainText(text) {
+		if !isText(text) {
 			return kInvalid, nil
 		}
 	case kDate:
@@ -305,7 +308,7 @@ func setString(dst *string, v kind, text []byte) bool {
 	if v != kString {
 		return false
 	}
-	*dst = string(text)
+	*dst = unescape(text)
 	return true
 }
 
@@ -407,15 +410,113 @@ func isReal(t []byte) bool {
 	return i == len(t)
 }
 
-// isPlainText accepts printable ASCII without the characters that XML
-// gives a meaning in text (<, &, and ] for ]]>), and tab and newline (XML
-// turns a carriage return into a newline: that text is left to the full
-// decoder).
-func isPlainText(t []byte) bool {
-	for _, c := range t {
-		if (c < 0x20 && c != '\t' && c != '\n') || c > 0x7e || c == '&' || c == ']' {
+// isText accepts the text of a <string> that encoding/xml, under the full
+// decoder, reads without error and that unescape turns into the same
+// string: printable ASCII, tab and newline, and the references that
+// reference reads. A ] (for ]]>), a carriage return (XML turns it into a
+// newline), any byte outside printable ASCII and any other reference are
+// left to the full decoder. References are read, not refused, so that a
+// process name with an & in it does not cost the slow path on every sample.
+func isText(t []byte) bool {
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '&':
+			n, _, ok := reference(t[i:])
+			if !ok {
+				return false
+			}
+			i += n - 1
+		case c < 0x20 && c != '\t' && c != '\n', c > 0x7e, c == ']':
 			return false
 		}
 	}
 	return true
+}
+
+// unescape returns the string that text, which isText accepted, stands for.
+func unescape(t []byte) string {
+	i := bytes.IndexByte(t, '&')
+	if i < 0 {
+		return string(t)
+	}
+	out := make([]byte, 0, len(t))
+	for ; i >= 0; i = bytes.IndexByte(t, '&') {
+		n, r, _ := reference(t[i:])
+		out = utf8.AppendRune(append(out, t[:i]...), r)
+		t = t[i+n:]
+	}
+	return string(append(out, t...))
+}
+
+// reference reads the reference at the start of t, which starts with &, as
+// encoding/xml does in a document that declares no entities of its own:
+// &lt; &gt; &amp; &apos; &quot;, and &#ddd; or &#xhhh; (lower-case x, digits
+// of either case) for a character that XML allows. n is its length.
+// encoding/xml refuses anything else, except a reference to a surrogate,
+// which it reads as U+FFFD: that one too is left to the full decoder.
+func reference(t []byte) (n int, r rune, ok bool) {
+	end := bytes.IndexByte(t, ';')
+	if end < 0 {
+		return 0, 0, false
+	}
+	switch name := t[1:end]; string(name) {
+	case "lt":
+		r = '<'
+	case "gt":
+		r = '>'
+	case "amp":
+		r = '&'
+	case "apos":
+		r = '\''
+	case "quot":
+		r = '"'
+	default:
+		if r, ok = charRef(name); !ok {
+			return 0, 0, false
+		}
+	}
+	return end + 1, r, true
+}
+
+// charRef reads the #ddd or #xhhh of a character reference.
+func charRef(name []byte) (rune, bool) {
+	if len(name) < 2 || name[0] != '#' {
+		return 0, false
+	}
+	digits, base := name[1:], rune(10)
+	if digits[0] == 'x' {
+		digits, base = digits[1:], 16
+	}
+	if len(digits) == 0 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range digits {
+		var d rune
+		switch {
+		case c >= '0' && c <= '9':
+			d = rune(c - '0')
+		case base == 16 && c >= 'a' && c <= 'f':
+			d = rune(c-'a') + 10
+		case base == 16 && c >= 'A' && c <= 'F':
+			d = rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+		// Leading zeros are allowed, so the length is no bound: the
+		// value is, long before a rune could overflow.
+		if r = r*base + d; r > unicode.MaxRune {
+			return 0, false
+		}
+	}
+	return r, isXMLChar(r)
+}
+
+// isXMLChar is encoding/xml's isInCharacterRange: the characters that XML
+// allows, which leave out the surrogates.
+func isXMLChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
 }

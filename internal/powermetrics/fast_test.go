@@ -25,8 +25,12 @@ func documents(b []byte) [][]byte {
 
 // streams returns every fixture and every shared capture, by name.
 func streams(t testing.TB) map[string][]byte {
+	globs := []string{"../../testdata/*.plist"}
+	if _, err := os.Stat(CapturesDir); !MissingCaptures(t, err) {
+		globs = append(globs, filepath.Join(CapturesDir, "*.plist"))
+	}
 	out := map[string][]byte{}
-	for _, glob := range []string{"../../testdata/*.plist", "../../../shared/powermetrics-captures/*.plist"} {
+	for _, glob := range globs {
 		names, _ := filepath.Glob(glob)
 		for _, n := range names {
 			b, err := os.ReadFile(n)
@@ -82,7 +86,9 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	doc := documents(b)[0]
 	for _, c := range []struct{ old, new string }{
 		{"<integer>1711489712</integer>", "<integer>0x10</integer>"},                                                    // hexadecimal, which the full decoder reads
-		{"<string>23E224</string>", "<string>23E&#50;24</string>"},                                                      // an entity
+		{"<string>23E224</string>", "<string>23E&#X32;24</string>"},                                                     // a reference encoding/xml refuses
+		{"<string>23E224</string>", "<string>23E&#xD800;24</string>"},                                                   // a surrogate, which encoding/xml reads as U+FFFD
+		{"<string>23E224</string>", "<string>23E&eacute;24</string>"},                                                   // an entity XML does not define
 		{"<string>23E224</string>", "<string>23E\r224</string>"},                                                        // a carriage return, which XML turns into a newline
 		{"<key>hw_model</key>", "<key>hw_model</key><!-- a comment -->"},                                                // a comment
 		{"<dict>", `<dict id="x">`},                                                                                     // an attribute
@@ -103,6 +109,83 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 }
 
+// refDoc returns a small document in the fast path's shape with kept
+// written as is in the three strings exopower keeps and skipped in one it
+// skips, a task's name.
+func refDoc(kept, skipped string) []byte {
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+<key>is_delta</key><true/>
+<key>elapsed_ns</key><integer>100000000</integer>
+<key>hw_model</key><string>` + kept + `</string>
+<key>kern_osversion</key><string>` + kept + `</string>
+<key>tasks</key><array><dict><key>pid</key><integer>1</integer><key>name</key><string>` + skipped + `</string></dict></array>
+<key>processor</key><dict><key>cpu_energy</key><integer>100</integer><key>cpu_power</key><real>1000</real></dict>
+<key>thermal_pressure</key><string>` + kept + `</string>
+</dict>
+</plist>
+`)
+}
+
+// References that encoding/xml reads, with what they stand for.
+var goodRefs = []struct{ text, want string }{
+	{"python3 &amp; friends", "python3 & friends"},
+	{"&lt;&gt;&quot;&apos;&amp;", `<>"'&`},
+	{"a&amp;&amp;b&amp;", "a&&b&"},
+	{"&#38;&#x26;&#x2a;&#x2A;", "&&**"},
+	{"&#0038;&#x0000026;", "&&"},
+	{"&#60;/string&#62;", "</string>"},
+	{"&#9;&#10;&#13;", "\t\n\r"}, // a carriage return kept, unlike one written as is
+	{"&#x2013; caf&#233;", "\u2013 caf\u00e9"},
+	{"&#32;&#xD7FF;&#xE000;&#xFFFD;&#x10000;&#x10FFFF;", " \uD7FF\uE000\uFFFD\U00010000\U0010FFFF"},
+}
+
+// References that encoding/xml refuses: the full decoder reports the error.
+var badRefs = []string{
+	"&", "& friends", "&amp", "&amp ;", "&;", "&AMP;", "&nbsp;", "&eacute;", "&#;", "&#x;", "&#X26;", "&#xG;",
+	"&#12a;", "&# 38;", "&#-38;", "&#0;", "&#1;", "&#x1F;", "&#xFFFE;", "&#xFFFF;", "&#x110000;",
+	"&#99999999999999999999999;", "&#xFFFFFFFFFFFFFFFFF;", "&#38 ;", "&amp;&#0;",
+}
+
+// The fast path decodes in the strings exopower keeps, and checks in those
+// it skips, the references that encoding/xml reads; anything else goes to
+// the full decoder, which refuses it.
+func TestFastPathReadsReferencesAsTheFullDecoderDoes(t *testing.T) {
+	const plain = "24F74"
+	if !TakesFastPath(refDoc(plain, plain)) {
+		t.Fatal("the plain document does not take the fast path")
+	}
+	for _, c := range goodRefs {
+		t.Run(c.text, func(t *testing.T) {
+			for _, doc := range [][]byte{refDoc(c.text, plain), refDoc(plain, c.text)} {
+				if !TakesFastPath(doc) {
+					t.Errorf("not in the fast path:\n%s", doc)
+				}
+				same(t, doc)
+			}
+			s, err := Parse(refDoc(c.text, plain))
+			if err != nil || s.HWModel != c.want || s.OSBuild != c.want || s.ThermalPressure != c.want {
+				t.Errorf("%q %q %q (%v), want %q", s.HWModel, s.OSBuild, s.ThermalPressure, err, c.want)
+			}
+		})
+	}
+	for _, text := range badRefs {
+		t.Run(text, func(t *testing.T) {
+			for _, doc := range [][]byte{refDoc(text, plain), refDoc(plain, text)} {
+				if TakesFastPath(doc) {
+					t.Errorf("in the fast path:\n%s", doc)
+				}
+				if _, err := ParseFull(doc); err == nil {
+					t.Errorf("the full decoder reads it")
+				}
+				same(t, doc)
+			}
+		})
+	}
+}
+
 // FuzzFastPath holds the fast path to the full decoder on any input.
 func FuzzFastPath(f *testing.F) {
 	for _, b := range streams(f) {
@@ -111,6 +194,14 @@ func FuzzFastPath(f *testing.F) {
 				f.Add(doc)
 			}
 		}
+	}
+	for _, c := range goodRefs {
+		f.Add(refDoc(c.text, "x"))
+		f.Add(refDoc("x", c.text))
+	}
+	for _, text := range []string{"&amp", "&nbsp;", "&#X26;", "&#0;", "&#xD800;", "&#x110000;"} {
+		f.Add(refDoc(text, "x"))
+		f.Add(refDoc("x", text))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		same(t, doc)

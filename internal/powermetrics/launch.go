@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -170,8 +171,10 @@ func rootHints(err error, sudoSaid string, opts LaunchOptions) error {
 	}
 	// sudoers takes absolute paths only.
 	path := opts.Path
-	if abs, lerr := exec.LookPath(path); lerr == nil && strings.HasPrefix(abs, "/") {
-		path = abs
+	if found, lerr := exec.LookPath(path); lerr == nil {
+		if abs, aerr := filepath.Abs(found); aerr == nil {
+			path = abs
+		}
 	}
 	msg := fmt.Sprintf("powermetrics needs root: %v", err)
 	if sudoSaid != "" {
