@@ -1,0 +1,463 @@
+package output
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files")
+
+// fakeTerminal is a terminal in memory, with a size and a TTY flag the
+// test sets.
+type fakeTerminal struct {
+	bytes.Buffer
+	width, height int
+	tty           bool
+	sizeErr       error
+}
+
+func (f *fakeTerminal) terminal() Terminal {
+	return Terminal{Out: f, TTY: f.tty, Size: func() (int, int, error) { return f.width, f.height, f.sizeErr }}
+}
+
+var (
+	testOrigin = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	testSource = Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"}
+)
+
+// squareWave is n one-second windows of a square wave from testOrigin,
+// each with the totals after it: 7 s at 5.5 W, then 3 s at 33 W.
+func squareWave(n int) ([]sampler.Window, []sampler.Totals) {
+	var (
+		wins []sampler.Window
+		tots []sampler.Totals
+		tot  sampler.Totals
+	)
+	for i := 0; i < n; i++ {
+		p := powermetrics.Values{CPU: 4, GPU: 1, ANE: 0.5, Total: 5.5}
+		if i%10 >= 7 {
+			p = powermetrics.Values{CPU: 22, GPU: 9, ANE: 2, Total: 33}
+		}
+		w := sampler.Window{Start: testOrigin.Add(time.Duration(i) * time.Second), End: testOrigin.Add(time.Duration(i+1) * time.Second),
+			Power: p, Index: i, ThermalPressure: "Nominal"}
+		tot.Elapsed += time.Second
+		tot.Energy = powermetrics.Values{CPU: tot.Energy.CPU + p.CPU, GPU: tot.Energy.GPU + p.GPU, ANE: tot.Energy.ANE + p.ANE, Total: tot.Energy.Total + p.Total}
+		tot.Peak = tot.Peak.Max(p)
+		tot.Samples++
+		wins, tots = append(wins, w), append(tots, tot)
+	}
+	return wins, tots
+}
+
+// newTestPanel opens a panel sink on term, which must be plain or styled
+// as the environment says.
+func newTestPanel(t *testing.T, term *fakeTerminal, getenv func(string) string) Sink {
+	t.Helper()
+	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: getenv, Origin: testOrigin,
+		Source: func() Source { return testSource }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// feed hands the sink the windows and fails the test on an error.
+func feed(t *testing.T, s Sink, wins []sampler.Window, tots []sampler.Totals) {
+	t.Helper()
+	for i := range wins {
+		if err := s.Window(wins[i], tots[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// frame is one drawing of the panel as it appears on the screen: the
+// bytes between the cursor going home and the erasing of the rest, with
+// the erasing of each line's end taken out. It fails the test when the
+// bytes are not exactly one such drawing.
+func frame(t *testing.T, out string) string {
+	t.Helper()
+	if !strings.HasPrefix(out, home) || !strings.HasSuffix(out, eraseBelow) || strings.Count(out, home) != 1 {
+		t.Fatalf("not one drawing from the top left to an erase of the rest: %q", out)
+	}
+	body := strings.TrimSuffix(strings.TrimPrefix(out, home), eraseBelow)
+	text := strings.TrimSuffix(strings.ReplaceAll(body, eraseLine+"\n", "\n"), eraseLine)
+	if want := strings.ReplaceAll(text, "\n", eraseLine+"\n") + eraseLine; body != want {
+		t.Fatalf("a line does not end in exactly one erase to its end: %q", body)
+	}
+	return text
+}
+
+// checkFits fails the test when a drawing is wider or taller than the
+// terminal: a newline on the last row would scroll it.
+func checkFits(t *testing.T, text string, width, height int) {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > width {
+			t.Errorf("line %d is %d columns wide, more than %d: %q", i, n, width, l)
+		}
+	}
+	if len(lines) > height {
+		t.Errorf("%d lines, more than the terminal's %d rows: it would scroll", len(lines), height)
+	}
+}
+
+// The panel after 75 windows of a square wave, so that the last minute of
+// the sparkline is full, is drawn as the golden files show at each size.
+func TestPanelDrawsTheGoldenFilesAtEachSize(t *testing.T) {
+	wins, tots := squareWave(75)
+	for _, size := range [][2]int{{80, 24}, {60, 24}, {40, 24}, {120, 24}, {80, 8}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			term := &fakeTerminal{width: size[0], height: size[1], tty: true}
+			s := newTestPanel(t, term, env("NO_COLOR", "1"))
+			feed(t, s, wins[:74], tots[:74])
+			term.Reset()
+			feed(t, s, wins[74:], tots[74:])
+			got := frame(t, term.String())
+			checkFits(t, got, size[0], size[1])
+			golden := filepath.Join("testdata", fmt.Sprintf("panel-%dx%d.golden", size[0], size[1]))
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("panel differs from %s:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// The panel's numbers are the totals': energy 75 windows of the wave,
+// average energy over elapsed.
+func TestPanelShowsTheTotalsAndTheirAverage(t *testing.T) {
+	wins, tots := squareWave(75)
+	p := &panel{}
+	for i := range wins {
+		p.add(wins[i], tots[i], testOrigin)
+	}
+	got := p.render(80, 24, &Styles{Plain: true})
+	// 54 windows at 5.5 W, 21 at 33 W: 297 + 693 = 990 J over 75 s.
+	for _, want := range []string{"energy     990.00 J", "average     13.20 W", "peak        33.00 W", "elapsed  0:01:15   samples 75   thermal Nominal"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("panel lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// Before any window the panel shows zeros, no thermal pressure and an
+// empty sparkline, and names no machine.
+func TestPanelBeforeAnyWindowShowsNothingMeasured(t *testing.T) {
+	got := (&panel{}).render(80, 24, &Styles{Plain: true})
+	for _, want := range []string{"exopower watch\n", "now         0.000 W", "average     0.000 W", "thermal n/a", "0.000 W to 0.000 W", "\n" + strings.Repeat(" ", 80) + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("panel lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// The sparkline is blank for the time before the start, and never
+// narrower than 10 columns.
+func TestSparklineIsBlankBeforeTheStart(t *testing.T) {
+	wins, tots := squareWave(15)
+	p := &panel{}
+	for i := range wins {
+		p.add(wins[i], tots[i], testOrigin)
+	}
+	lo, hi, line := p.sparkline(60)
+	if lo != 5.5 || hi != 33 {
+		t.Errorf("scale %v to %v W, want 5.5 to 33", lo, hi)
+	}
+	// 15 s of 60: the last quarter of the columns.
+	if want := strings.Repeat(" ", 45); !strings.HasPrefix(line, want) || strings.Contains(line[45:], " ") {
+		t.Errorf("sparkline %q is not 45 blanks and 15 bars", line)
+	}
+	if _, _, line := p.sparkline(4); utf8.RuneCountInString(line) != 10 {
+		t.Errorf("sparkline for 4 columns is %d wide, want 10", utf8.RuneCountInString(line))
+	}
+}
+
+// The panel keeps the windows of the last minute only.
+func TestPanelForgetsWindowsOlderThanAMinute(t *testing.T) {
+	wins, tots := squareWave(200)
+	p := &panel{}
+	for i := range wins {
+		p.add(wins[i], tots[i], testOrigin)
+	}
+	if n := len(p.history); n != 61 {
+		t.Errorf("%d windows kept, want the 61 that reach into the last minute", n)
+	}
+}
+
+// The panel sink enters the alternate screen when it opens and leaves it
+// once, however often it is closed, and draws nothing after.
+func TestPanelEntersAndLeavesTheAlternateScreenExactlyOnce(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24, tty: true}
+	s := newTestPanel(t, term, env())
+	if got := term.String(); got != enterScreen {
+		t.Fatalf("on open: %q, want %q", got, enterScreen)
+	}
+	wins, tots := squareWave(3)
+	feed(t, s, wins, tots)
+	for i := 0; i < 2; i++ {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Window(wins[0], tots[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resize(); err != nil {
+		t.Fatal(err)
+	}
+	out := term.String()
+	if n := strings.Count(out, "\x1b[?1049h"); n != 1 {
+		t.Errorf("entered the alternate screen %d times", n)
+	}
+	if n := strings.Count(out, "\x1b[?1049l"); n != 1 {
+		t.Errorf("left the alternate screen %d times", n)
+	}
+	if !strings.HasPrefix(out, enterScreen+home) || !strings.HasSuffix(out, eraseBelow+leaveScreen) {
+		t.Errorf("the output does not go from entering to drawing to leaving: %q", out)
+	}
+	if n := strings.Count(out, home); n != 3 {
+		t.Errorf("%d drawings, want one per window before Close", n)
+	}
+}
+
+// Every window draws the panel anew, with that window's power.
+func TestPanelRedrawsOnEveryWindow(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24, tty: true}
+	s := newTestPanel(t, term, env("NO_COLOR", "1"))
+	wins, tots := squareWave(10)
+	for i := range wins {
+		term.Reset()
+		feed(t, s, wins[i:i+1], tots[i:i+1])
+		got := frame(t, term.String())
+		want := fmt.Sprintf("elapsed  0:00:%02d   samples %d", i+1, i+1)
+		if !strings.Contains(got, want) || !strings.Contains(got, fmt.Sprintf("%-8s %10s", "now", Watts(wins[i].Power.Total))) {
+			t.Errorf("drawing after window %d lacks %q or its power:\n%s", i, want, got)
+		}
+		if !strings.HasPrefix(got, "exopower watch  Mac14,14  macOS build 23E224\n") {
+			t.Errorf("drawing after window %d does not name the machine:\n%s", i, got)
+		}
+	}
+}
+
+// The panel asks for the source once, at the first window.
+func TestPanelAsksForTheSourceOnceAtTheFirstWindow(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24, tty: true}
+	asked := 0
+	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: env("NO_COLOR", "1"), Origin: testOrigin,
+		Source: func() Source { asked++; return testSource }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resize(); err != nil {
+		t.Fatal(err)
+	}
+	if asked != 0 {
+		t.Errorf("asked for the source %d times before the first window", asked)
+	}
+	wins, tots := squareWave(5)
+	feed(t, s, wins, tots)
+	if asked != 1 {
+		t.Errorf("asked for the source %d times over 5 windows, want 1", asked)
+	}
+}
+
+// A source that names no tool yet is asked again at the next window.
+func TestPanelAsksForTheSourceAgainWhileItIsUnknown(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24, tty: true}
+	known := false
+	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: env("NO_COLOR", "1"), Origin: testOrigin,
+		Source: func() Source {
+			if !known {
+				return Source{}
+			}
+			return testSource
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wins, tots := squareWave(2)
+	feed(t, s, wins[:1], tots[:1])
+	known = true
+	term.Reset()
+	feed(t, s, wins[1:], tots[1:])
+	if got := frame(t, term.String()); !strings.HasPrefix(got, "exopower watch  Mac14,14") {
+		t.Errorf("the second window's drawing does not name the machine:\n%s", got)
+	}
+}
+
+// A change of size redraws the panel to fit the new width and height.
+func TestPanelRedrawsAtTheNewSizeOnResize(t *testing.T) {
+	for _, size := range [][2]int{{40, 8}, {20, 3}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			term := &fakeTerminal{width: 80, height: 24, tty: true}
+			s := newTestPanel(t, term, env("NO_COLOR", "1"))
+			wins, tots := squareWave(75)
+			feed(t, s, wins, tots)
+			term.Reset()
+			term.width, term.height = size[0], size[1]
+			if err := s.Resize(); err != nil {
+				t.Fatal(err)
+			}
+			got := frame(t, term.String())
+			checkFits(t, got, size[0], size[1])
+			lines := strings.Split(got, "\n")
+			if n := min(size[1], 13); len(lines) != n {
+				t.Errorf("%d lines, want %d", len(lines), n)
+			}
+			if utf8.RuneCountInString(lines[0]) != min(size[0], utf8.RuneCountInString("exopower watch  Mac14,14  macOS build 23E224")) {
+				t.Errorf("the title is not cut to the width: %q", lines[0])
+			}
+		})
+	}
+}
+
+// When the terminal cannot say its size, the panel takes 80x24.
+func TestPanelTakes80x24WhenTheSizeIsUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		term Terminal
+	}{
+		{"when the size fails", (&fakeTerminal{width: 30, height: 5, sizeErr: errors.New("not a terminal")}).terminal()},
+		{"when the width is 0", (&fakeTerminal{width: 0, height: 0}).terminal()},
+		{"when there is no size function", Terminal{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if w, h := tc.term.size(); w != 80 || h != 24 {
+				t.Errorf("size %dx%d, want 80x24", w, h)
+			}
+		})
+	}
+	term := &fakeTerminal{sizeErr: errors.New("not a terminal"), tty: true}
+	s := newTestPanel(t, term, env("NO_COLOR", "1"))
+	term.Reset()
+	wins, tots := squareWave(75)
+	feed(t, s, wins[:1], tots[:1])
+	got := frame(t, term.String())
+	if lines := strings.Split(got, "\n"); len(lines) != 13 || utf8.RuneCountInString(lines[11]) != 80 {
+		t.Errorf("not drawn at 80x24:\n%s", got)
+	}
+}
+
+// The panel is plain with NO_COLOR, under CI, with TERM=dumb or off a
+// terminal, and coloured on a terminal otherwise.
+func TestPanelIsColouredOnlyOnATerminalThatTakesColour(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tty    bool
+		getenv func(string) string
+		colour bool
+	}{
+		{"on a 256-colour terminal", true, env("TERM", "xterm-256color"), true},
+		{"on a true-colour terminal", true, env("TERM", "xterm", "COLORTERM", "truecolor"), true},
+		{"with NO_COLOR", true, env("TERM", "xterm-256color", "NO_COLOR", "1"), false},
+		{"under CI", true, env("TERM", "xterm-256color", "CI", "true"), false},
+		{"with TERM=dumb", true, env("TERM", "dumb"), false},
+		{"off a terminal", false, env("TERM", "xterm-256color"), false},
+		{"with no environment", true, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			term := &fakeTerminal{width: 80, height: 24, tty: tc.tty}
+			s := newTestPanel(t, term, tc.getenv)
+			wins, tots := squareWave(5)
+			feed(t, s, wins, tots)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := sgr.MatchString(term.String()); got != tc.colour {
+				t.Errorf("colour escapes: %v, want %v: %q", got, tc.colour, term.String())
+			}
+			if tc.colour && !strings.Contains(term.String(), "\x1b[1m") {
+				t.Errorf("the title is not bold: %q", term.String())
+			}
+		})
+	}
+}
+
+// clearLines ends every line, the last included, with an erase to its
+// end, and adds nothing else.
+func TestClearLinesEndsEveryLineWithAnEraseToItsEnd(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "\x1b[K"},
+		{"one", "one\x1b[K"},
+		{"one\ntwo", "one\x1b[K\ntwo\x1b[K"},
+		{"one\n\nthree", "one\x1b[K\n\x1b[K\nthree\x1b[K"},
+		{"▂█\n", "▂█\x1b[K\n\x1b[K"},
+	} {
+		if got := clearLines(tc.in); got != tc.want {
+			t.Errorf("clearLines(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A panel that cannot write says so, from the start to the end.
+func TestPanelReportsWhatItCannotWrite(t *testing.T) {
+	if _, err := NewSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: failWriter{}, TTY: true}}); !errors.Is(err, errWrite) {
+		t.Errorf("open: %v, want %v", err, errWrite)
+	}
+	w := &switchWriter{}
+	s, err := NewSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: w, TTY: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fail = true
+	wins, tots := squareWave(1)
+	if err := s.Window(wins[0], tots[0]); !errors.Is(err, errWrite) {
+		t.Errorf("window: %v, want %v", err, errWrite)
+	}
+	if err := s.Resize(); !errors.Is(err, errWrite) {
+		t.Errorf("resize: %v, want %v", err, errWrite)
+	}
+	if err := s.Close(); !errors.Is(err, errWrite) {
+		t.Errorf("close: %v, want %v", err, errWrite)
+	}
+}
+
+// switchWriter writes to a buffer until fail is set.
+type switchWriter struct {
+	buf  bytes.Buffer
+	fail bool
+}
+
+func (w *switchWriter) Write(b []byte) (int, error) {
+	if w.fail {
+		return 0, errWrite
+	}
+	return w.buf.Write(b)
+}
+
+func TestClockAndTruncateFitThePanel(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{clock(0), "0:00:00"},
+		{clock(75*time.Second + 600*time.Millisecond), "0:01:16"},
+		{clock(25*time.Hour + 61*time.Second), "25:01:01"},
+		{truncate("abcdef", 6), "abcdef"},
+		{truncate("abcdef", 4), "abc…"},
+		{truncate("▂▂▂▂", 3), "▂▂…"},
+		{truncate("abc", 0), "abc"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}

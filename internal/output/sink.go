@@ -1,0 +1,173 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// Sink shows the windows of a span as they come. A Sink is used from one
+// goroutine.
+type Sink interface {
+	// Window shows one window and the totals after it; tot.Elapsed is
+	// the time from the span's start to the window's end.
+	Window(w sampler.Window, tot sampler.Totals) error
+	// Resize redraws after the terminal changed size. It does nothing
+	// for a sink that does not draw on a terminal.
+	Resize() error
+	// Close leaves the terminal as it was before the sink. It may be
+	// called more than once; the panel draws nothing after it.
+	Close() error
+}
+
+// Format is a way of showing the windows of a span.
+type Format int
+
+const (
+	// Lines is one line for people per window: for a pipe or a file.
+	Lines Format = iota
+	// NDJSON is one JSON object per window, a SampleLine.
+	NDJSON
+	// Panel is a panel redrawn in place on the terminal's alternate
+	// screen.
+	Panel
+)
+
+func (f Format) String() string {
+	switch f {
+	case Lines:
+		return "lines"
+	case NDJSON:
+		return "ndjson"
+	case Panel:
+		return "panel"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ChooseFormat is the format exopower watch shows its windows in: NDJSON
+// when JSON was asked for, else the panel on a terminal, else lines.
+func ChooseFormat(json, tty bool) Format {
+	switch {
+	case json:
+		return NDJSON
+	case tty:
+		return Panel
+	}
+	return Lines
+}
+
+// Terminal is where a sink writes.
+type Terminal struct {
+	// Out takes the sink's output.
+	Out io.Writer
+	// TTY says whether Out is a terminal.
+	TTY bool
+	// Size returns the size of the terminal, in columns and rows. When
+	// it is nil, fails or gives no width, the panel takes 80x24.
+	Size func() (width, height int, err error)
+}
+
+// size is the terminal's size in columns and rows, 80x24 when unknown.
+func (t Terminal) size() (width, height int) {
+	if t.Size == nil {
+		return 80, 24
+	}
+	w, h, err := t.Size()
+	if err != nil || w <= 0 {
+		return 80, 24
+	}
+	return w, h
+}
+
+// SinkConfig says how to show the windows of a span.
+type SinkConfig struct {
+	Format   Format
+	Terminal Terminal
+	// Getenv reads the environment (NO_COLOR, CI, TERM, and what lipgloss
+	// reads to choose colours). Nil reads as an empty environment.
+	Getenv func(string) string
+	// Origin is the start of the span, on the windows' clock.
+	Origin time.Time
+	// Source names the machine, for the panel's title. The panel asks
+	// for it at the first window, by when the stream's first document
+	// has named the machine, and again at later ones while it names no
+	// Tool. Nil leaves the title without it.
+	Source func() Source
+}
+
+// NewSink returns the sink for c.Format, writing to c.Terminal. The panel
+// enters the terminal's alternate screen at once; the caller must Close
+// it to leave.
+func NewSink(c SinkConfig) (Sink, error) {
+	switch c.Format {
+	case Lines:
+		return &linesSink{out: c.Terminal.Out}, nil
+	case NDJSON:
+		return &ndjsonSink{out: c.Terminal.Out}, nil
+	case Panel:
+		return newPanelSink(c)
+	}
+	return nil, fmt.Errorf("no sink for %v", c.Format)
+}
+
+// SampleLine is one line of exopower watch --json.
+type SampleLine struct {
+	SchemaVersion int `json:"schema_version"`
+	// Type is "sample"; the last line, the summary, has "summary".
+	Type string `json:"type"`
+	// Time is the end of the window, RFC 3339 with nanoseconds, UTC.
+	Time          string     `json:"time"`
+	WindowSeconds Num        `json:"window_seconds"`
+	PowerWatts    Components `json:"power_watts"`
+	// EnergyJoules is cumulative since the start.
+	EnergyJoules    Components `json:"energy_joules"`
+	ThermalPressure string     `json:"thermal_pressure"`
+}
+
+// NewSampleLine describes window w and the totals tot after it.
+func NewSampleLine(w sampler.Window, tot sampler.Totals) SampleLine {
+	return SampleLine{
+		SchemaVersion:   SchemaVersion,
+		Type:            "sample",
+		Time:            w.End.UTC().Format(time.RFC3339Nano),
+		WindowSeconds:   Num(w.End.Sub(w.Start).Seconds()),
+		PowerWatts:      NewComponents(w.Power),
+		EnergyJoules:    NewComponents(tot.Energy),
+		ThermalPressure: w.ThermalPressure,
+	}
+}
+
+// ndjsonSink writes a SampleLine per window.
+type ndjsonSink struct{ out io.Writer }
+
+func (s *ndjsonSink) Window(w sampler.Window, tot sampler.Totals) error {
+	return WriteJSON(s.out, NewSampleLine(w, tot))
+}
+
+func (s *ndjsonSink) Resize() error { return nil }
+func (s *ndjsonSink) Close() error  { return nil }
+
+// linesSink writes a line for people per window, unstyled: it is for
+// pipes and files.
+type linesSink struct{ out io.Writer }
+
+func (s *linesSink) Window(w sampler.Window, tot sampler.Totals) error {
+	_, err := fmt.Fprintf(s.out, "%s  total %s  CPU %s  GPU %s  ANE %s  energy %s  thermal %s\n",
+		w.End.Format("15:04:05.000"), Watts(w.Power.Total), Watts(w.Power.CPU), Watts(w.Power.GPU),
+		Watts(w.Power.ANE), Joules(tot.Energy.Total), or(w.ThermalPressure, "n/a"))
+	return err
+}
+
+func (s *linesSink) Resize() error { return nil }
+func (s *linesSink) Close() error  { return nil }
+
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,146 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+func TestChooseFormatTakesJSONThenTheTerminalThenLines(t *testing.T) {
+	for _, tc := range []struct {
+		json, tty bool
+		want      Format
+	}{
+		{json: true, tty: true, want: NDJSON},
+		{json: true, tty: false, want: NDJSON},
+		{json: false, tty: true, want: Panel},
+		{json: false, tty: false, want: Lines},
+	} {
+		if got := ChooseFormat(tc.json, tc.tty); got != tc.want {
+			t.Errorf("ChooseFormat(json %v, tty %v) = %v, want %v", tc.json, tc.tty, got, tc.want)
+		}
+	}
+}
+
+func TestFormatsAreNamed(t *testing.T) {
+	for f, want := range map[Format]string{Lines: "lines", NDJSON: "ndjson", Panel: "panel", Format(7): "Format(7)"} {
+		if got := f.String(); got != want {
+			t.Errorf("Format(%d).String() = %q, want %q", int(f), got, want)
+		}
+	}
+}
+
+func TestNewSinkRefusesAFormatItDoesNotKnow(t *testing.T) {
+	if s, err := NewSink(SinkConfig{Format: Format(7), Terminal: Terminal{Out: &bytes.Buffer{}}}); err == nil || s != nil {
+		t.Errorf("NewSink(Format(7)) = %v, %v; want an error", s, err)
+	}
+}
+
+// testWindow is a window of 250 ms that ends at 12:00:01.5 UTC, and the
+// totals after it.
+func testWindow() (sampler.Window, sampler.Totals) {
+	end := time.Date(2026, 3, 1, 12, 0, 1, 500_000_000, time.UTC)
+	w := sampler.Window{Start: end.Add(-250 * time.Millisecond), End: end, Index: 6, ThermalPressure: "Moderate",
+		Power: powermetrics.Values{CPU: 12.3456, GPU: 0.5, ANE: 0, Total: 12.8456}}
+	tot := sampler.Totals{Elapsed: 1500 * time.Millisecond, Samples: 6,
+		Energy: powermetrics.Values{CPU: 15.25, GPU: 0.75, ANE: 0.001, Total: 16.001},
+		Peak:   powermetrics.Values{CPU: 20, GPU: 1, ANE: 0.001, Total: 21}}
+	return w, tot
+}
+
+// The lines sink writes one plain line per window: the window's end, its
+// power and the energy since the start.
+func TestLinesSinkWritesOnePlainLinePerWindow(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24}
+	s, err := NewSink(SinkConfig{Format: Lines, Terminal: term.terminal(), Getenv: env("TERM", "xterm-256color")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, tot := testWindow()
+	if err := s.Window(w, tot); err != nil {
+		t.Fatal(err)
+	}
+	w.ThermalPressure = ""
+	if err := s.Window(w, tot); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "12:00:01.500  total 12.85 W  CPU 12.35 W  GPU 0.500 W  ANE 0.000 W  energy 16.00 J  thermal Moderate\n" +
+		"12:00:01.500  total 12.85 W  CPU 12.35 W  GPU 0.500 W  ANE 0.000 W  energy 16.00 J  thermal n/a\n"
+	if got := term.String(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// The NDJSON sink writes one JSON object per line, in the documented
+// shape, the energy cumulative.
+func TestNDJSONSinkWritesASampleLinePerWindow(t *testing.T) {
+	term := &fakeTerminal{width: 80, height: 24, tty: true}
+	s, err := NewSink(SinkConfig{Format: NDJSON, Terminal: term.terminal(), Getenv: env("TERM", "xterm-256color")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, tot := testWindow()
+	w.Start, w.End = w.Start.In(time.FixedZone("CET", 3600)), w.End.In(time.FixedZone("CET", 3600))
+	if err := s.Window(w, tot); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema_version":1,"type":"sample","time":"2026-03-01T12:00:01.5Z","window_seconds":0.25,` +
+		`"power_watts":{"total":12.8456,"cpu":12.3456,"gpu":0.5,"ane":0},` +
+		`"energy_joules":{"total":16.001,"cpu":15.25,"gpu":0.75,"ane":0.001},"thermal_pressure":"Moderate"}` + "\n"
+	if got := term.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(term.String(), "\n")), &line); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(term.String(), "\x1b") {
+		t.Error("JSON with an escape sequence in it")
+	}
+}
+
+// A sample line's time is the window's end in UTC, with nanoseconds.
+func TestSampleLineTimeIsTheWindowsEndInUTC(t *testing.T) {
+	w, tot := testWindow()
+	w.End = time.Date(2026, 3, 1, 13, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	w.Start = w.End.Add(-time.Second)
+	got := NewSampleLine(w, tot)
+	want := SampleLine{SchemaVersion: 1, Type: "sample", Time: "2026-03-01T12:00:00.123456789Z", WindowSeconds: 1,
+		PowerWatts: NewComponents(w.Power), EnergyJoules: NewComponents(tot.Energy), ThermalPressure: "Moderate"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// The lines and NDJSON sinks return the error of a write that failed.
+func TestSinksReportAWriteThatFailed(t *testing.T) {
+	for _, f := range []Format{Lines, NDJSON} {
+		s, err := NewSink(SinkConfig{Format: f, Terminal: Terminal{Out: failWriter{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, tot := testWindow()
+		if err := s.Window(w, tot); !errors.Is(err, errWrite) {
+			t.Errorf("%v: %v, want %v", f, err, errWrite)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// WriteText writes the summary for people, styled with st.
+func WriteText(w io.Writer, sum *Summary, st *Styles) error {
+	var b strings.Builder
+	head := "exopower"
+	switch {
+	case len(sum.Command) > 0:
+		head += ": " + ShellQuote(sum.Command)
+	case sum.Title != "":
+		head += " " + sum.Title
+	}
+	fmt.Fprintln(&b, st.Render(st.Title, head))
+	row := func(label, text string) {
+		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Label, fmt.Sprintf("%-9s", label)), text)
+	}
+	if sum.ExitCode != nil {
+		status := fmt.Sprintf("%d", *sum.ExitCode)
+		if sum.Signal != nil {
+			status += " (" + *sum.Signal + ")"
+		}
+		row("exit", status)
+	}
+	row("duration", fmt.Sprintf("%s   %d samples, %s covered", Seconds(float64(sum.DurationSeconds)), sum.Samples, Percent(float64(sum.Coverage))))
+	writeTable(&b, sum, st)
+	if wh := float64(sum.EnergyJoules.Total) / 3600; wh >= 0.01 {
+		row("", fmt.Sprintf("total %.3g Wh", wh))
+	}
+	row("scope", ScopeText)
+	row("source", sourceText(sum.Source))
+	for _, wn := range sum.Warnings {
+		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Warn, "warning:"), strings.ReplaceAll(wn, "\n", "\n    "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable writes the energy, average and peak of each component.
+func writeTable(b *strings.Builder, sum *Summary, st *Styles) {
+	fmt.Fprintf(b, "  %-9s %12s %12s %12s\n", "", "energy", "average", "peak")
+	line := func(name string, e, avg, peak Num, s lipgloss.Style) {
+		fmt.Fprintf(b, "  %s %s %s %s\n", st.Render(st.Label, fmt.Sprintf("%-9s", name)),
+			st.Render(s, fmt.Sprintf("%12s", Joules(float64(e)))), st.Render(s, fmt.Sprintf("%12s", Watts(float64(avg)))),
+			st.Render(s, fmt.Sprintf("%12s", Watts(float64(peak)))))
+	}
+	e, avg, peak := sum.EnergyJoules, sum.AvgPowerWatts, sum.PeakPowerWatts
+	line("total", e.Total, avg.Total, peak.Total, st.Total)
+	line("CPU", e.CPU, avg.CPU, peak.CPU, st.Value)
+	line("GPU", e.GPU, avg.GPU, peak.GPU, st.Value)
+	line("ANE", e.ANE, avg.ANE, peak.ANE, st.Value)
+}
+
+func sourceText(s Source) string {
+	text := s.Tool
+	if s.HWModel != "" {
+		text += " on " + s.HWModel
+	}
+	if s.OSBuild != "" {
+		text += ", macOS build " + s.OSBuild
+	}
+	return text
+}
+
+// Seconds writes a duration in seconds: three decimals below 10 s, one
+// from there.
+func Seconds(s float64) string {
+	if s < 10 {
+		return fmt.Sprintf("%.3f s", s)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
+
+// Percent writes a fraction (1 is all) as a percentage, rounded down to
+// a tenth, so that anything short of all never reads as 100%.
+func Percent(f float64) string {
+	if f >= 1 {
+		return "100%"
+	}
+	return fmt.Sprintf("%.1f%%", math.Floor(f*1000)/10)
+}
+
+// Joules writes an energy in joules: three decimals below 10 J, two
+// below 1000 J, one from there.
+func Joules(j float64) string {
+	switch {
+	case j < 10:
+		return fmt.Sprintf("%.3f J", j)
+	case j < 1000:
+		return fmt.Sprintf("%.2f J", j)
+	}
+	return fmt.Sprintf("%.1f J", j)
+}
+
+// Watts writes a power in watts: three decimals below 10 W, two from
+// there.
+func Watts(w float64) string {
+	if w < 10 {
+		return fmt.Sprintf("%.3f W", w)
+	}
+	return fmt.Sprintf("%.2f W", w)
+}
+
+// ShellQuote writes argv as a shell would need it typed: words of safe
+// characters as they are, others in single quotes.
+func ShellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+		}) < 0 {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
