@@ -97,7 +97,7 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		<-got // Stop closed the pipe, which ends the read
 	}
 	switch {
-	case errors.Is(f.err, ErrNoPowerData) || errors.Is(f.err, ErrIntel) || errors.Is(f.err, context.Canceled):
+	case errors.Is(f.err, ErrNoPowerData) || errors.Is(f.err, ErrIntel) || f.err == ctx.Err():
 		return nil, f.err
 	case exit != nil:
 		return nil, exit
@@ -160,6 +160,8 @@ func explain(err error, opts LaunchOptions) error {
 		return &LaunchError{fmt.Errorf("powermetrics failed before its first sample: %w", ee), []string{checkAlone}}
 	case errors.Is(err, context.Canceled):
 		return &LaunchError{errors.New("interrupted before powermetrics's first sample; nothing was started"), nil}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &LaunchError{fmt.Errorf("gave up waiting for powermetrics's first sample: %w", err), []string{checkAlone}}
 	}
 	return &LaunchError{err, []string{checkAlone}}
 }

@@ -434,3 +434,21 @@ func TestLaunchWithNoPathRunsMacOSsOwn(t *testing.T) {
 		t.Errorf("Launch = %v, want %q", err, want)
 	}
 }
+
+// A caller's deadline is not powermetrics ending: the message says that
+// exopower gave up waiting, and nothing is left running.
+func TestLaunchPastTheCallersDeadlineSaysSo(t *testing.T) {
+	useFake(t, "FAKEPM_MODE", "silent")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	p, err := powermetrics.Launch(ctx, powermetrics.LaunchOptions{
+		Options:      powermetrics.Options{Path: fakeBinary(t), Interval: 20 * time.Millisecond},
+		ReadyTimeout: time.Hour,
+	})
+	if p != nil {
+		p.Stop()
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "gave up waiting for powermetrics's first sample: context deadline exceeded") {
+		t.Errorf("Launch = %v, want that exopower gave up waiting", err)
+	}
+}
