@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -87,9 +88,12 @@ func run(ctx context.Context, args []string, s *streams) int {
 		return 0
 	}
 	var se *statusError
+	var ce *child.Error
 	var hinted interface{ Hints() []string }
 	switch {
 	case errors.As(err, &se):
+	case errors.As(err, &ce):
+		se = &statusError{code: ce.Status, err: ce.Err, hints: ce.Hints()}
 	case errors.As(err, &hinted):
 		se = &statusError{code: exitFailure, err: err, hints: hinted.Hints()}
 	default:

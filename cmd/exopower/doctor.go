@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/output"
 )
 
 type doctorOptions struct {
@@ -56,7 +58,7 @@ func liveSystem() system {
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: output, sample: checkSample}
+	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample}
 }
 
 // check is one line of the doctor's report.
@@ -69,12 +71,12 @@ type check struct {
 
 func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
 	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path)}
-	st := newStyles(s.Out, s.OutTTY, s.Getenv)
+	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {
-		mark := st.render(st.total, "ok  ")
+		mark := st.Render(st.Total, "ok  ")
 		if !c.ok {
-			mark = st.render(st.warn, "FAIL")
+			mark = st.Render(st.Warn, "FAIL")
 			failed++
 		}
 		fmt.Fprintf(s.Out, "%s  %-14s %s\n", mark, c.name, c.detail)
@@ -89,7 +91,7 @@ func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
 	return nil
 }
 
-func output(ctx context.Context, name string, args ...string) (string, error) {
+func runOutput(ctx context.Context, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, name, args...).Output()
@@ -191,7 +193,7 @@ func checkSample(ctx context.Context, path string) check {
 	res := smp.End(ctx, span, span.Start.Add(interval))
 	stopErr := smp.Stop()
 	c.ok = res.Samples > 0 && stopErr == nil
-	c.detail = fmt.Sprintf("%s over %v from %s, macOS build %s", watts(res.Average.Total), res.Duration.Round(time.Millisecond), res.HWModel, res.OSBuild)
+	c.detail = fmt.Sprintf("%s over %v from %s, macOS build %s", output.Watts(res.Average.Total), res.Duration.Round(time.Millisecond), res.HWModel, res.OSBuild)
 	if stopErr != nil {
 		c.detail += "; powermetrics: " + stopErr.Error()
 	}

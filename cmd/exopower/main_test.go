@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/exopower/exopower/internal/output"
 	"math"
 	"os"
 	"path/filepath"
@@ -192,7 +193,7 @@ func cmdTruth(ts *testscript.TestScript, neg bool, args []string) {
 	if _, err := fmt.Sscan(ts.ReadFile(args[0]), &inner[0], &inner[1]); err != nil {
 		ts.Fatalf("span file: %v", err)
 	}
-	var sum Summary
+	var sum output.Summary
 	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &sum); err != nil {
 		ts.Fatalf("summary: %v", err)
 	}

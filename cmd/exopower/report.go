@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -60,11 +61,10 @@ func runReport(s *streams, o *reportOptions) error {
 	}
 	// A recording has no interval of its own: the mean window stands in.
 	interval := res.Duration / time.Duration(res.Samples)
-	sum := newSummary(res, res.Start, interval)
-	sum.title = "report: " + inputName(o.file)
+	sum := output.NewSummary(res, res.Start, interval)
+	sum.Title = "report: " + inputName(o.file)
 	if o.json {
-		return writeJSON(s.Out, sum)
+		return output.WriteJSON(s.Out, sum)
 	}
-	writeText(s.Out, sum, newStyles(s.Out, s.OutTTY, s.Getenv))
-	return nil
+	return output.WriteText(s.Out, sum, output.NewStyles(s.Out, s.OutTTY, s.Getenv))
 }

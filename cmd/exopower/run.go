@@ -7,14 +7,16 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+
+	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
 )
 
 type runOptions struct {
@@ -49,31 +51,17 @@ command's stdout stays clean; exopower exits with the command's status.`,
 }
 
 func runRun(ctx context.Context, s *streams, o *runOptions) error {
-	if len(o.argv) == 0 {
-		return fail(errors.New("run: no command to measure"), "usage: exopower run [flags] -- COMMAND [ARGS...]")
-	}
-	if err := o.check(); err != nil {
-		return err
-	}
-	if err := checkOutputPath(o.output); err != nil {
-		return err
-	}
-	id, err := commandIdentity(o.asRoot, s.Getenv, s.Environ())
+	cmd, err := o.command(s)
 	if err != nil {
 		return err
 	}
-	path, err := lookCommand(o.argv[0])
-	if err != nil {
-		return err
+	if cmd.Identity.Note != "" {
+		fmt.Fprintf(s.Err, "exopower: note: %s\n", cmd.Identity.Note)
 	}
-	if id.note != "" {
-		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.note)
-	}
-
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
-	smp, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+shellQuote(o.argv))
+	smp, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
 	if err != nil {
 		stopStart()
 		return err
@@ -83,70 +71,84 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		smp.Stop()
 		return fail(errors.New("interrupted before the command started; it was not run"))
 	}
+	p, err := child.Start(cmd)
+	if err != nil {
+		smp.Stop()
+		return err
+	}
+	exit, signals := waitCommand(s, p)
+	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
+	if signals > 1 {
+		stopEnd() // the user wants out now: no wait for the last window
+	}
+	res := endMeasuring(endCtx, smp, span, exit.At)
+	stopEnd()
+	return o.finish(s, res, span.Start, exit, signals, cmd.Identity)
+}
 
-	cmd := exec.Command(path, o.argv[1:]...)
-	cmd.Args[0] = o.argv[0]
-	cmd.Env = id.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.In, s.Out, s.Err
+// command checks the options and says what to run, as whom, before
+// anything starts: a command that cannot run is not measured.
+func (o *runOptions) command(s *streams) (child.Command, error) {
+	if len(o.argv) == 0 {
+		return child.Command{}, fail(errors.New("run: no command to measure"), "usage: exopower run [flags] -- COMMAND [ARGS...]")
+	}
+	if err := o.check(); err != nil {
+		return child.Command{}, err
+	}
+	if err := checkOutputPath(o.output); err != nil {
+		return child.Command{}, err
+	}
+	id, err := child.Identify(o.asRoot, os.Geteuid(), s.Getenv, s.Environ())
+	if err != nil {
+		return child.Command{}, err
+	}
+	path, err := child.Look(o.argv[0], s.Getenv("PATH"))
+	if err != nil {
+		return child.Command{}, err
+	}
+	cmd := child.Command{Argv: o.argv, Path: path, Identity: id, Stdin: s.In, Stdout: s.Out, Stderr: s.Err,
+		Foreground: child.ForegroundOnTerminal()}
 	if o.json && o.output == "" {
 		// stdout carries the summary; the command's output goes to stderr.
 		cmd.Stdout = s.Err
 	}
-	foreground := foregroundOnTerminal()
-	// On a terminal the command shares exopower's process group, so that
-	// it can read the terminal and gets Ctrl-C from it as it would
-	// without exopower. Elsewhere it gets a group of its own, and
-	// exopower forwards signals to the whole group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: id.cred, Setpgid: !foreground}
-	if err := cmd.Start(); err != nil {
-		smp.Stop()
-		return startFailure(o.argv[0], err)
-	}
+	return cmd, nil
+}
 
-	type exit struct {
-		err error
-		at  time.Time
-	}
-	exited := make(chan exit, 1)
-	go func() {
-		err := cmd.Wait()
-		exited <- exit{err, time.Now()}
-	}()
-	abortCtx, abort := context.WithCancel(context.Background())
-	defer abort()
+// waitCommand waits for the command to end. The first signal is passed on
+// to it; a second one kills it: the user wants out now.
+func waitCommand(s *streams, p *child.Process) (child.Exit, int) {
 	signals := 0
-	var done exit
-	for waiting := true; waiting; {
+	for {
 		select {
-		case done = <-exited:
-			waiting = false
+		case <-p.Done():
+			return p.Wait(), signals
 		case sig := <-s.Signals:
 			signals++
 			if signals == 1 {
-				forward(cmd.Process.Pid, sig.(syscall.Signal), foreground)
+				p.Forward(sig.(syscall.Signal))
 				fmt.Fprintf(s.Err, "exopower: %v: waiting for the command to end; again to stop at once\n", sig)
 				continue
 			}
-			// A second signal: the user wants out now. The command goes,
-			// and the summary is of what was measured so far.
-			kill(cmd.Process.Pid, foreground)
-			abort()
+			p.Kill()
 		}
 	}
+}
 
-	res := smp.End(abortCtx, span, done.at)
-	if stopErr := smp.Stop(); stopErr != nil {
-		res.Warnings = append(res.Warnings, "powermetrics: "+stopErr.Error())
-	}
-	sum := newSummary(res, span.Start, o.interval)
+// finish writes the summary of the run and returns the status to exit
+// with: the command's.
+func (o *runOptions) finish(s *streams, res sampler.Result, t0 time.Time, exit child.Exit, signals int, id child.Identity) error {
+	sum := output.NewSummary(res, t0, o.interval)
 	sum.Command = o.argv
-	status, sigName := exitStatus(cmd.ProcessState)
-	sum.ExitCode = &status
-	if sigName != "" {
-		sum.Signal = &sigName
+	sum.ExitCode = &exit.Status
+	if exit.Signal != "" {
+		sum.Signal = &exit.Signal
 	}
 	if signals > 1 {
 		sum.Warnings = append(sum.Warnings, "interrupted twice: the command was killed and the wait for the last window cut short")
+	}
+	if exit.Err != nil {
+		sum.Warnings = append(sum.Warnings, "the command's output: "+exit.Err.Error())
 	}
 	if err := writeSummary(s, sum, &o.commonOptions, o.output, id); err != nil {
 		return err
@@ -154,35 +156,33 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	if signals > 1 {
 		return &statusError{code: exitInterrupted}
 	}
-	if status != 0 {
-		return &statusError{code: status}
+	if exit.Status != 0 {
+		return &statusError{code: exit.Status}
 	}
 	return nil
 }
 
 // writeSummary puts the summary where the flags say: a file (-o), stdout
 // as JSON (--json), or stderr for people.
-func writeSummary(s *streams, sum *Summary, o *commonOptions, output string, id identity) error {
-	if output != "" {
-		asJSON := o.json || strings.EqualFold(filepath.Ext(output), ".json")
-		err := writeFileAtomic(output, func(w io.Writer) error {
-			if asJSON {
-				return writeJSON(w, sum)
-			}
-			writeText(w, sum, &styles{plain: true})
-			return nil
-		}, id.cred)
-		if err != nil {
-			// The measurement is not lost: it goes to stderr instead.
-			writeText(s.Err, sum, newStyles(s.Err, s.ErrTTY, s.Getenv))
-			return fail(fmt.Errorf("write %s: %w", output, err), "the summary above was not saved; choose a path you can write to with -o")
+func writeSummary(s *streams, sum *output.Summary, o *commonOptions, path string, id child.Identity) error {
+	if path == "" {
+		if o.json {
+			return output.WriteJSON(s.Out, sum)
 		}
-		return nil
+		return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
 	}
-	if o.json {
-		return writeJSON(s.Out, sum)
+	asJSON := o.json || strings.EqualFold(filepath.Ext(path), ".json")
+	err := writeFileAtomic(path, func(w io.Writer) error {
+		if asJSON {
+			return output.WriteJSON(w, sum)
+		}
+		return output.WriteText(w, sum, &output.Styles{Plain: true})
+	}, id.Cred)
+	if err != nil {
+		// The measurement is not lost: it goes to stderr instead.
+		output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
+		return fail(fmt.Errorf("write %s: %w", path, err), "the summary above was not saved; choose a path you can write to with -o")
 	}
-	writeText(s.Err, sum, newStyles(s.Err, s.ErrTTY, s.Getenv))
 	return nil
 }
 
@@ -246,76 +246,4 @@ func writeFileAtomic(path string, write func(io.Writer) error, owner *syscall.Cr
 		return err
 	}
 	return os.Rename(f.Name(), path)
-}
-
-// lookCommand finds the command as exec would, so that a missing or
-// unusable command is reported before powermetrics starts.
-func lookCommand(name string) (string, error) {
-	path, err := exec.LookPath(name)
-	switch {
-	case err == nil:
-		return path, nil
-	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
-		return "", &statusError{code: 127, err: fmt.Errorf("%s: command not found", name)}
-	}
-	return "", &statusError{code: 126, err: fmt.Errorf("%s: cannot execute: %v", name, unwrapAll(err))}
-}
-
-// startFailure maps a failed start of the command to 126 or 127.
-func startFailure(name string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return &statusError{code: 127, err: fmt.Errorf("%s: command not found", name)}
-	}
-	return &statusError{code: 126, err: fmt.Errorf("%s: cannot execute: %v", name, unwrapAll(err))}
-}
-
-func unwrapAll(err error) error {
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			return err
-		}
-		err = u
-	}
-}
-
-// exitStatus returns the status exopower exits with for the command, and
-// the name of the signal that ended it, if one did.
-func exitStatus(ps *os.ProcessState) (int, string) {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), unix.SignalName(ws.Signal())
-	}
-	return ps.ExitCode(), ""
-}
-
-// foregroundOnTerminal reports whether exopower runs in the foreground of
-// a terminal, where Ctrl-C reaches every process of its group.
-func foregroundOnTerminal() bool {
-	tty, err := os.Open("/dev/tty")
-	if err != nil {
-		return false
-	}
-	defer tty.Close()
-	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
-}
-
-// forward passes a signal that exopower received on to the command. A
-// Ctrl-C at the terminal has reached a foreground command already: sending
-// it again would interrupt its clean-up.
-func forward(pid int, sig syscall.Signal, foreground bool) {
-	switch {
-	case !foreground:
-		syscall.Kill(-pid, sig)
-	case sig != syscall.SIGINT:
-		syscall.Kill(pid, sig)
-	}
-}
-
-func kill(pid int, foreground bool) {
-	if foreground {
-		syscall.Kill(pid, syscall.SIGKILL)
-		return
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -44,20 +43,7 @@ or --duration end it with the same summary as exopower run.`,
 	return c
 }
 
-// sampleLine is one line of exopower watch --json.
-type sampleLine struct {
-	SchemaVersion int `json:"schema_version"`
-	// Type is "sample"; the last line, the summary, has "summary".
-	Type string `json:"type"`
-	// Time is the end of the window, RFC 3339 with nanoseconds, UTC.
-	Time          string     `json:"time"`
-	WindowSeconds num        `json:"window_seconds"`
-	PowerWatts    Components `json:"power_watts"`
-	// EnergyJoules is cumulative since the start.
-	EnergyJoules    Components `json:"energy_joules"`
-	ThermalPressure string     `json:"thermal_pressure"`
-}
-
+// update is a window of the watched span and the span's totals after it.
 type update struct {
 	w   sampler.Window
 	tot sampler.Totals
@@ -70,132 +56,114 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	if o.count < 0 || o.duration < 0 {
 		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
 	}
-	updates := make(chan update, 64)
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
 	smp, err := startSource(startCtx, s, o)
 	stopStart()
 	if err != nil {
 		return err
 	}
-	span := smp.Begin(ctx, func(w sampler.Window, tot sampler.Totals) {
-		updates <- update{w, tot}
+	updates := make(chan update, 64)
+	span := smp.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { updates <- update{w, tot} })
+	sink, err := output.NewSink(output.SinkConfig{
+		Format:   output.ChooseFormat(o.json, s.OutTTY),
+		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
+		Getenv:   s.Getenv,
+		Origin:   span.Start,
+		Source:   func() output.Source { return streamSource(smp) },
 	})
-	t0 := span.Start
+	end := span.Start
+	if err == nil {
+		end = o.follow(s, smp, span.Start, sink, updates)
+	}
+	res := closeSpan(s, smp, span, end, updates)
+	if err == nil {
+		err = sink.Close()
+	}
+	if err != nil {
+		return fail(fmt.Errorf("watch: %w", err))
+	}
+	sum := output.NewSummary(res, span.Start, o.interval)
+	sum.Title = "watch"
+	if o.json {
+		return output.WriteJSON(s.Out, sum)
+	}
+	return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
+}
 
-	mode := "lines"
-	switch {
-	case o.json:
-		mode = "json"
-	case s.OutTTY:
-		mode = "panel"
-	}
-	st := newStyles(s.Out, s.OutTTY, s.Getenv)
-	pan := &panel{}
-	var winch <-chan os.Signal
-	leave := func() {}
-	if mode == "panel" {
-		// The alternate screen keeps the panel from scrolling the
-		// terminal and gives the terminal back as it was on the way out.
-		// Leaving it twice would move the cursor back to where it was on
-		// the way in, over whatever was printed since: leave exactly once.
-		io.WriteString(s.Out, "\x1b[?1049h\x1b[?25l")
-		var once sync.Once
-		leave = func() { once.Do(func() { io.WriteString(s.Out, "\x1b[?25h\x1b[?1049l") }) }
-		defer leave()
-		winch = s.Resized
-	}
-	draw := func() {
-		w, h, err := s.TermSize()
-		if err != nil || w <= 0 {
-			w, h = 80, 24
-		}
-		io.WriteString(s.Out, "\x1b[H"+clearLines(pan.render(w, h, st))+"\x1b[J")
-	}
+// follow shows the windows as they come, until --count, --duration, a
+// signal or the end of the stream, and returns the end of the span.
+func (o *watchOptions) follow(s *streams, smp *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) time.Time {
 	var timeout <-chan time.Time
 	if o.duration > 0 {
 		timer := time.NewTimer(o.duration - time.Since(t0))
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	var end, last time.Time
-	n := 0
-loop:
-	for {
+	var last time.Time // the end of the last window shown
+	for n := 1; ; n++ {
 		select {
 		case u := <-updates:
-			n++
-			last = u.w.End
-			if pan.source.Tool == "" {
-				hw, build := smp.Source()
-				pan.source = Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
-			}
 			if o.duration > 0 && !u.w.End.Before(t0.Add(o.duration)) {
-				end = t0.Add(o.duration)
-				break loop
+				return t0.Add(o.duration)
 			}
-			if err := emit(s, mode, u, pan, t0, st); err != nil {
-				end = u.w.End
-				break loop
-			}
-			if mode == "panel" {
-				draw()
-			}
-			if o.count > 0 && n >= o.count {
-				end = u.w.End
-				break loop
+			last = u.w.End
+			if err := sink.Window(u.w, u.tot); err != nil || n == o.count {
+				return last
 			}
 		case <-smp.Done():
 			// The stream ended (powermetrics exited, or the input
 			// closed): show what it handed over, then sum up.
-			for drained := false; !drained; {
-				select {
-				case u := <-updates:
-					emit(s, mode, u, pan, t0, st)
-					last = u.w.End
-				default:
-					drained = true
-				}
-			}
-			end = last
-			if end.IsZero() {
-				end = time.Now()
-			}
-			break loop
-		case <-winch:
-			draw()
+			return drain(sink, updates, last)
+		case <-s.Resized:
+			sink.Resize()
 		case <-timeout:
-			end = t0.Add(o.duration)
-			break loop
+			return t0.Add(o.duration)
 		case <-s.Signals:
-			end = time.Now()
-			break loop
+			return time.Now()
 		}
 	}
+}
+
+// drain shows the windows still on their way after the stream ended, and
+// returns the end of the last window (now, when there was none).
+func drain(sink output.Sink, updates <-chan update, last time.Time) time.Time {
+	for {
+		select {
+		case u := <-updates:
+			sink.Window(u.w, u.tot)
+			last = u.w.End
+		default:
+			if last.IsZero() {
+				return time.Now()
+			}
+			return last
+		}
+	}
+}
+
+// closeSpan ends the span at end, stops the stream and returns what was
+// measured. A further signal cuts the wait for the last window short.
+func closeSpan(s *streams, smp *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
 	// Windows that come while the span is closed are not shown, but the
-	// sampler must not block handing them over.
+	// Sampler must not block handing them over.
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		for range updates {
 		}
 	}()
-	// A further signal cuts the wait for the last window short.
 	endCtx, stop := cancelOnSignal(context.Background(), s.Signals)
-	defer stop()
-	res := smp.End(endCtx, span, end)
-	if err := smp.Stop(); err != nil {
-		res.Warnings = append(res.Warnings, "powermetrics: "+err.Error())
-	}
+	res := endMeasuring(endCtx, smp, span, end)
+	stop()
 	close(updates)
 	<-drained
-	leave()
-	sum := newSummary(res, t0, o.interval)
-	sum.title = "watch"
-	if o.json {
-		return writeJSON(s.Out, sum)
-	}
-	writeText(s.Err, sum, newStyles(s.Err, s.ErrTTY, s.Getenv))
-	return nil
+	return res
+}
+
+// streamSource names what the stream's first document says it came from.
+func streamSource(smp *sampler.Sampler) output.Source {
+	hw, build := smp.Source()
+	return output.Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
 }
 
 // startSource starts powermetrics, or reads the stream named by --from.
@@ -221,50 +189,6 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 			"give a stream of: sudo powermetrics -f plist -i 1000 -s cpu_power,gpu_power,thermal")
 	}
 	return smp, nil
-}
-
-// emit writes one sample: an NDJSON line, or a line for people when the
-// output is not a terminal. The panel is drawn by the caller.
-func emit(s *streams, mode string, u update, pan *panel, origin time.Time, st *styles) error {
-	pan.add(u.w, u.tot, origin)
-	switch mode {
-	case "json":
-		return writeJSON(s.Out, sampleLine{
-			SchemaVersion:   schemaVersion,
-			Type:            "sample",
-			Time:            u.w.End.UTC().Format(time.RFC3339Nano),
-			WindowSeconds:   num(u.w.End.Sub(u.w.Start).Seconds()),
-			PowerWatts:      components(u.w.Power),
-			EnergyJoules:    components(u.tot.Energy),
-			ThermalPressure: u.w.ThermalPressure,
-		})
-	case "lines":
-		_, err := fmt.Fprintf(s.Out, "%s  total %s  CPU %s  GPU %s  ANE %s  energy %s  thermal %s\n",
-			u.w.End.Format("15:04:05.000"), watts(u.w.Power.Total), watts(u.w.Power.CPU), watts(u.w.Power.GPU),
-			watts(u.w.Power.ANE), joules(u.tot.Energy.Total), or(u.w.ThermalPressure, "n/a"))
-		return err
-	}
-	return nil
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// clearLines ends every line of a drawing with erase-to-end-of-line, so a
-// shorter line leaves nothing of the one it replaces.
-func clearLines(s string) string {
-	out := make([]byte, 0, len(s)+64)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, "\x1b[K"...)
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, "\x1b[K"...))
 }
 
 // openInput opens FILE, or stdin for "-". Stdin is read through a

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/exopower/exopower/internal/output"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,10 +47,10 @@ func TestWatchJSONEnergyIsCumulative(t *testing.T) {
 		t.Fatal(err)
 	}
 	type line struct {
-		Type          string     `json:"type"`
-		WindowSeconds float64    `json:"window_seconds"`
-		PowerWatts    Components `json:"power_watts"`
-		EnergyJoules  Components `json:"energy_joules"`
+		Type          string            `json:"type"`
+		WindowSeconds float64           `json:"window_seconds"`
+		PowerWatts    output.Components `json:"power_watts"`
+		EnergyJoules  output.Components `json:"energy_joules"`
 	}
 	var got []line
 	sc := bufio.NewScanner(stdout)

@@ -1,7 +1,0 @@
-//go:build !darwin
-
-package main
-
-// maxGroups is 0: no cap. Linux takes up to 65536 groups, more than
-// anyone is in.
-const maxGroups = 0
