@@ -164,7 +164,7 @@ func powermetricsPath(flag string, getenv func(string) string) string {
 	return powermetrics.DefaultPath
 }
 
-func (o *commonOptions) check() error {
+func (o *commonOptions) validate() error {
 	if o.interval < 10*time.Millisecond {
 		return fail(fmt.Errorf("--interval %v is too short", o.interval), "use 10ms or more; 100ms suits most commands")
 	}
@@ -184,7 +184,7 @@ func newDebugArgsCmd(s *streams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
 			fmt.Fprintln(s.Out, strings.Join(powermetrics.Args(o.interval), " "))

@@ -180,7 +180,7 @@ func (sys system) checkPrivileges(ctx context.Context, path string) check {
 func checkSample(ctx context.Context, path string) check {
 	c := check{name: "test sample"}
 	interval := 100 * time.Millisecond
-	smp, err := startMeasuring(ctx, path, interval, "exopower doctor")
+	meter, err := startMeasuring(ctx, path, interval, "exopower doctor")
 	if err != nil {
 		c.detail = err.Error()
 		var hinted interface{ Hints() []string }
@@ -189,9 +189,9 @@ func checkSample(ctx context.Context, path string) check {
 		}
 		return c
 	}
-	span := smp.Begin(ctx, nil)
-	res := smp.End(ctx, span, span.Start.Add(interval))
-	stopErr := smp.Stop()
+	span := meter.Begin(ctx, nil)
+	res := meter.End(ctx, span, span.Start.Add(interval))
+	stopErr := meter.Stop()
 	c.ok = res.Samples > 0 && stopErr == nil
 	c.detail = fmt.Sprintf("%s over %v from %s, macOS build %s", output.Watts(res.Average.Total), res.Duration.Round(time.Millisecond), res.HWModel, res.OSBuild)
 	if stopErr != nil {

@@ -24,9 +24,9 @@ func startMeasuring(ctx context.Context, path string, interval time.Duration, re
 
 // endMeasuring ends the span at end, stops the stream and returns what was
 // measured, with how the stream ended among the warnings.
-func endMeasuring(ctx context.Context, smp *sampler.Sampler, span *sampler.Span, end time.Time) sampler.Result {
-	res := smp.End(ctx, span, end)
-	if err := smp.Stop(); err != nil {
+func endMeasuring(ctx context.Context, meter *sampler.Sampler, span *sampler.Span, end time.Time) sampler.Result {
+	res := meter.End(ctx, span, end)
+	if err := meter.Stop(); err != nil {
 		res.Warnings = append(res.Warnings, "powermetrics: "+err.Error())
 	}
 	return res

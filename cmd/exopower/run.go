@@ -61,19 +61,19 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
-	smp, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
+	meter, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
 	if err != nil {
 		stopStart()
 		return err
 	}
-	span := smp.Begin(startCtx, nil)
+	span := meter.Begin(startCtx, nil)
 	if stopStart() {
-		smp.Stop()
+		meter.Stop()
 		return fail(errors.New("interrupted before the command started; it was not run"))
 	}
 	p, err := child.Start(cmd)
 	if err != nil {
-		smp.Stop()
+		meter.Stop()
 		return err
 	}
 	exit, signals := waitCommand(s, p)
@@ -81,7 +81,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	if signals > 1 {
 		stopEnd() // the user wants out now: no wait for the last window
 	}
-	res := endMeasuring(endCtx, smp, span, exit.At)
+	res := endMeasuring(endCtx, meter, span, exit.At)
 	stopEnd()
 	return o.finish(s, res, span.Start, exit, signals, cmd.Identity)
 }
@@ -92,7 +92,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if len(o.argv) == 0 {
 		return child.Command{}, fail(errors.New("run: no command to measure"), "usage: exopower run [flags] -- COMMAND [ARGS...]")
 	}
-	if err := o.check(); err != nil {
+	if err := o.validate(); err != nil {
 		return child.Command{}, err
 	}
 	if err := checkOutputPath(o.output); err != nil {

@@ -50,32 +50,32 @@ type update struct {
 }
 
 func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
-	if err := o.check(); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	if o.count < 0 || o.duration < 0 {
 		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
 	}
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
-	smp, err := startSource(startCtx, s, o)
+	meter, err := startSource(startCtx, s, o)
 	stopStart()
 	if err != nil {
 		return err
 	}
 	updates := make(chan update, 64)
-	span := smp.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { updates <- update{w, tot} })
+	span := meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { updates <- update{w, tot} })
 	sink, err := output.NewSink(output.SinkConfig{
 		Format:   output.ChooseFormat(o.json, s.OutTTY),
 		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
 		Getenv:   s.Getenv,
 		Origin:   span.Start,
-		Source:   func() output.Source { return streamSource(smp) },
+		Source:   func() output.Source { return streamSource(meter) },
 	})
 	end := span.Start
 	if err == nil {
-		end = o.follow(s, smp, span.Start, sink, updates)
+		end = o.follow(s, meter, span.Start, sink, updates)
 	}
-	res := closeSpan(s, smp, span, end, updates)
+	res := closeSpan(s, meter, span, end, updates)
 	if err == nil {
 		err = sink.Close()
 	}
@@ -92,7 +92,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 
 // follow shows the windows as they come, until --count, --duration, a
 // signal or the end of the stream, and returns the end of the span.
-func (o *watchOptions) follow(s *streams, smp *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) time.Time {
+func (o *watchOptions) follow(s *streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) time.Time {
 	var timeout <-chan time.Time
 	if o.duration > 0 {
 		timer := time.NewTimer(o.duration - time.Since(t0))
@@ -110,7 +110,7 @@ func (o *watchOptions) follow(s *streams, smp *sampler.Sampler, t0 time.Time, si
 			if err := sink.Window(u.w, u.tot); err != nil || n == o.count {
 				return last
 			}
-		case <-smp.Done():
+		case <-meter.Done():
 			// The stream ended (powermetrics exited, or the input
 			// closed): show what it handed over, then sum up.
 			return drain(sink, updates, last)
@@ -143,7 +143,7 @@ func drain(sink output.Sink, updates <-chan update, last time.Time) time.Time {
 
 // closeSpan ends the span at end, stops the stream and returns what was
 // measured. A further signal cuts the wait for the last window short.
-func closeSpan(s *streams, smp *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
+func closeSpan(s *streams, meter *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
 	// Windows that come while the span is closed are not shown, but the
 	// Sampler must not block handing them over.
 	drained := make(chan struct{})
@@ -153,7 +153,7 @@ func closeSpan(s *streams, smp *sampler.Sampler, span *sampler.Span, end time.Ti
 		}
 	}()
 	endCtx, stop := cancelOnSignal(context.Background(), s.Signals)
-	res := endMeasuring(endCtx, smp, span, end)
+	res := endMeasuring(endCtx, meter, span, end)
 	stop()
 	close(updates)
 	<-drained
@@ -161,8 +161,8 @@ func closeSpan(s *streams, smp *sampler.Sampler, span *sampler.Span, end time.Ti
 }
 
 // streamSource names what the stream's first document says it came from.
-func streamSource(smp *sampler.Sampler) output.Source {
-	hw, build := smp.Source()
+func streamSource(meter *sampler.Sampler) output.Source {
+	hw, build := meter.Machine()
 	return output.Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
 }
 
@@ -182,13 +182,13 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	smp := sampler.Start(powermetrics.NewReader(f, time.Now), sampler.Config{Interval: o.interval})
-	if err := smp.Ready(ctx); err != nil {
-		smp.Stop()
+	meter := sampler.Start(powermetrics.NewReader(f, time.Now), sampler.Config{Interval: o.interval})
+	if err := meter.Ready(ctx); err != nil {
+		meter.Stop()
 		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err),
 			"give a stream of: sudo powermetrics -f plist -i 1000 -s cpu_power,gpu_power,thermal")
 	}
-	return smp, nil
+	return meter, nil
 }
 
 // openInput opens FILE, or stdin for "-". Stdin is read through a

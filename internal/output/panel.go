@@ -106,10 +106,11 @@ type panel struct {
 	totals  sampler.Totals
 	// history holds the windows of the last minute, relative to the start
 	// of the span, oldest first.
-	history []span
+	history []step
 }
 
-type span struct {
+// step is one window of the history: its power held from one offset to the next.
+type step struct {
 	from, to time.Duration
 	watts    float64
 }
@@ -117,7 +118,7 @@ type span struct {
 // add takes a window and the totals after it.
 func (p *panel) add(w sampler.Window, tot sampler.Totals, origin time.Time) {
 	p.now, p.thermal, p.totals = w.Power, w.ThermalPressure, tot
-	p.history = append(p.history, span{from: w.Start.Sub(origin), to: w.End.Sub(origin), watts: w.Power.Total})
+	p.history = append(p.history, step{from: w.Start.Sub(origin), to: w.End.Sub(origin), watts: w.Power.Total})
 	cut := 0
 	for cut < len(p.history) && p.history[cut].to < tot.Elapsed-historySpan {
 		cut++

@@ -168,7 +168,7 @@ func TestLaunchReturnsTheSampleItWaitedForFirst(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
-		if s.Index != i || s.HWModel != "MacBookPro17,1" || s.Window <= 0 || s.Has != (powermetrics.Components{CPU: true, GPU: true, ANE: true}) {
+		if s.Index != i || s.HWModel != "MacBookPro17,1" || s.Window <= 0 || s.Has != (powermetrics.Reported{CPU: true, GPU: true, ANE: true}) {
 			t.Errorf("sample %d: index %d, model %q, window %v, has %+v", i, s.Index, s.HWModel, s.Window, s.Has)
 		}
 	}

@@ -45,14 +45,14 @@ func (v Values) Max(w Values) Values {
 	return Values{max(v.CPU, w.CPU), max(v.GPU, w.GPU), max(v.ANE, w.ANE), max(v.Total, w.Total)}
 }
 
-// Components says which parts of the SoC a document reported.
-type Components struct {
+// Reported says which parts of the SoC a document reported.
+type Reported struct {
 	CPU, GPU, ANE bool
 }
 
 // Or returns the components that either reported.
-func (c Components) Or(d Components) Components {
-	return Components{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE}
+func (c Reported) Or(d Reported) Reported {
+	return Reported{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE}
 }
 
 // Sample is one decoded powermetrics document: the averages over one
@@ -73,7 +73,7 @@ type Sample struct {
 	// Window.
 	Energy Values
 	// Has says which components the document reported; the others are 0.
-	Has Components
+	Has Reported
 	// ThermalPressure is Nominal, Light, Moderate, Heavy or Critical, or
 	// empty when the thermal sampler did not run.
 	ThermalPressure string

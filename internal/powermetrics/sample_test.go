@@ -83,13 +83,13 @@ func TestValuesAddAndSubGoComponentByComponent(t *testing.T) {
 func TestComponentsOrHasWhatEitherReported(t *testing.T) {
 	tests := []struct {
 		name string
-		c, d powermetrics.Components
-		want powermetrics.Components
+		c, d powermetrics.Reported
+		want powermetrics.Reported
 	}{
-		{"nothing and nothing is nothing", powermetrics.Components{}, powermetrics.Components{}, powermetrics.Components{}},
-		{"the CPU and the GPU are both", powermetrics.Components{CPU: true}, powermetrics.Components{GPU: true}, powermetrics.Components{CPU: true, GPU: true}},
-		{"one that has all has all", powermetrics.Components{CPU: true, GPU: true, ANE: true}, powermetrics.Components{}, powermetrics.Components{CPU: true, GPU: true, ANE: true}},
-		{"the ANE on both is the ANE", powermetrics.Components{ANE: true}, powermetrics.Components{ANE: true}, powermetrics.Components{ANE: true}},
+		{"nothing and nothing is nothing", powermetrics.Reported{}, powermetrics.Reported{}, powermetrics.Reported{}},
+		{"the CPU and the GPU are both", powermetrics.Reported{CPU: true}, powermetrics.Reported{GPU: true}, powermetrics.Reported{CPU: true, GPU: true}},
+		{"one that has all has all", powermetrics.Reported{CPU: true, GPU: true, ANE: true}, powermetrics.Reported{}, powermetrics.Reported{CPU: true, GPU: true, ANE: true}},
+		{"the ANE on both is the ANE", powermetrics.Reported{ANE: true}, powermetrics.Reported{ANE: true}, powermetrics.Reported{ANE: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

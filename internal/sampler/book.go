@@ -157,7 +157,7 @@ func (b *book) endWarnings(r *Result, end, last time.Time) []string {
 }
 
 // missingComponents warns of the parts of the SoC a stream did not report.
-func missingComponents(has powermetrics.Components) []string {
+func missingComponents(has powermetrics.Reported) []string {
 	var missing []string
 	for _, c := range []struct {
 		name string

@@ -197,7 +197,7 @@ type Result struct {
 	// 1 when all of it was measured.
 	Coverage float64
 	// Has says which components the stream reported.
-	Has powermetrics.Components
+	Has powermetrics.Reported
 	// HWModel, OSBuild and ThermalPressure come from the stream's
 	// documents (the last thermal pressure seen).
 	HWModel, OSBuild, ThermalPressure string
@@ -223,9 +223,9 @@ func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 	return b.close(sp, end)
 }
 
-// Source returns the machine model and macOS build that the stream's first
-// document names.
-func (s *Sampler) Source() (hwModel, osBuild string) {
+// Machine returns the machine model and macOS build that the stream's
+// first document names.
+func (s *Sampler) Machine() (hwModel, osBuild string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.book.first == nil {

@@ -23,7 +23,7 @@ func smp(i int, arrivalMS, windowMS, watts float64) powermetrics.Sample {
 	return powermetrics.Sample{
 		Index: i, Arrival: at(arrivalMS), Window: ms(windowMS),
 		Power: powermetrics.Values{CPU: watts, Total: watts},
-		Has:   powermetrics.Components{CPU: true, GPU: true, ANE: true},
+		Has:   powermetrics.Reported{CPU: true, GPU: true, ANE: true},
 	}
 }
 

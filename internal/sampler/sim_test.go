@@ -87,7 +87,7 @@ func (p *simPM) cut(to time.Time, arrival time.Time, hold bool) {
 	s := powermetrics.Sample{
 		Index: p.index, Arrival: arrival, Window: to.Sub(p.end),
 		Power: powermetrics.Values{CPU: round(e[0] / secs), GPU: round(e[1] / secs), ANE: round(e[2] / secs), Total: round(e.Total() / secs)},
-		Has:   powermetrics.Components{CPU: true, GPU: true, ANE: true}, HWModel: "Mac14,14", OSBuild: "24F74",
+		Has:   powermetrics.Reported{CPU: true, GPU: true, ANE: true}, HWModel: "Mac14,14", OSBuild: "24F74",
 	}
 	p.lengths = append(p.lengths, s.Window)
 	p.index++

@@ -20,7 +20,7 @@ type Span struct {
 	// What the windows that reach into the span add, as they come.
 	peak    powermetrics.Values
 	samples int
-	has     powermetrics.Components
+	has     powermetrics.Reported
 	recent  [recentSize]undo // to take back windows that start after the end
 	nrecent int
 	lost    notes // documents refused while the span was open
