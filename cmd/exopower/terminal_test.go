@@ -93,7 +93,9 @@ func watchOnAFakeTerminal(t *testing.T, env map[string]string) (scr *screen, fee
 		TermSize: scr.size, Signals: signals, Resized: resized,
 	}
 	feed() // the first sample shows that the stream works
-	go func() { done <- runWatch(context.Background(), s, &watchOptions{commonOptions: commonOptions{interval: 50 * time.Millisecond}, from: "-"}) }()
+	go func() {
+		done <- runWatch(context.Background(), s, &watchOptions{commonOptions: commonOptions{interval: 50 * time.Millisecond}, from: "-"})
+	}()
 	return scr, feed, resized, signals, done
 }
 
