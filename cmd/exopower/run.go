@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +94,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if err := o.validate(); err != nil {
 		return child.Command{}, err
 	}
-	if err := checkOutputPath(o.output); err != nil {
+	if err := output.CheckPath(o.output); err != nil {
 		return child.Command{}, err
 	}
 	id, err := child.Identify(o.asRoot, os.Geteuid(), s.Getenv, s.Environ())
@@ -172,7 +171,7 @@ func writeSummary(s *streams, sum *output.Summary, o *commonOptions, path string
 		return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
 	}
 	asJSON := o.json || strings.EqualFold(filepath.Ext(path), ".json")
-	err := writeFileAtomic(path, func(w io.Writer) error {
+	err := output.WriteFileAtomic(path, func(w io.Writer) error {
 		if asJSON {
 			return output.WriteJSON(w, sum)
 		}
@@ -184,66 +183,4 @@ func writeSummary(s *streams, sum *output.Summary, o *commonOptions, path string
 		return fail(fmt.Errorf("write %s: %w", path, err), "the summary above was not saved; choose a path you can write to with -o")
 	}
 	return nil
-}
-
-// checkOutputPath refuses, before anything starts, an -o path that can be
-// seen now never to take the summary: one that names a directory, or whose
-// directory is missing or not writable. A failure at the end is still
-// possible (the directory may go away while the command runs), and is
-// handled where the summary is written.
-func checkOutputPath(path string) error {
-	if path == "" {
-		return nil
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fail(fmt.Errorf("-o %s is a directory", path), "name a file, such as "+filepath.Join(path, "summary.json"))
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fail(fmt.Errorf("-o %s: directory %s does not exist", path, dir), "create it first, or choose another path")
-	case err != nil:
-		return fail(fmt.Errorf("-o %s: %w", path, err), "choose another path")
-	case !fi.IsDir():
-		return fail(fmt.Errorf("-o %s: %s is not a directory", path, dir), "choose another path")
-	}
-	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return fail(fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, err), "choose a path you can write to")
-	}
-	return nil
-}
-
-// writeFileAtomic writes a file through a temporary file beside it and a
-// rename, so that the path holds the whole summary or what it held
-// before, never part of it. Under sudo the file goes to the invoking user.
-func writeFileAtomic(path string, write func(io.Writer) error, owner *syscall.Credential) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if owner != nil {
-		if err := f.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
