@@ -249,7 +249,7 @@ func unmarshal(doc []byte, d *document) (err error) {
 	}()
 	dec := plist.NewDecoder(bytes.NewReader(doc))
 	if err := dec.Decode(d); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	// The plist package falls back to the OpenStep text format when XML
 	// fails to parse, which would take garbage for a string.
