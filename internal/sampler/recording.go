@@ -12,9 +12,9 @@ import (
 // Recording measures a recorded stream from its first window to its last,
 // through the same accounts as a live stream. A recording has no arrival
 // times: src must stamp each sample's Arrival at the end of its window, as
-// powermetrics.NewRecording does.
+// powermetrics.NewRecording does. Recording reads src to its end; stopping
+// it is the caller's.
 func Recording(src Source) (Result, error) {
-	defer src.Stop()
 	b := book{recorded: true}
 	var sp *Span
 	var back []string
