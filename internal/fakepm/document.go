@@ -59,6 +59,27 @@ func (d *Document) Append(b []byte) []byte {
 	w.raw(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
 	w.raw(`<plist version="1.0">` + "\n")
 	w.open("dict")
+	d.appendHeader(w)
+	if d.Tasks > 0 {
+		w.tasks(d.Tasks, d.Elapsed)
+	}
+	if d.Samplers["cpu_power"] {
+		d.appendProcessor(w)
+	}
+	if d.Samplers["thermal"] {
+		w.kv("thermal_pressure", "string", "Nominal")
+	}
+	if d.Samplers["gpu_power"] {
+		d.appendGPU(w)
+	}
+	w.close("dict")
+	w.raw("</plist>\n")
+	return w.b
+}
+
+// appendHeader writes the keys that every document starts with, whatever
+// the samplers.
+func (d *Document) appendHeader(w *xmlw) {
 	w.kv("is_delta", "true", "")
 	w.kv("elapsed_ns", "integer", strconv.FormatInt(int64(d.Elapsed), 10))
 	w.kv("hw_model", "string", d.Layout.Model)
@@ -66,92 +87,71 @@ func (d *Document) Append(b []byte) []byte {
 	w.kv("kern_bootargs", "string", "")
 	w.kv("kern_boottime", "integer", "1711489712")
 	w.kv("timestamp", "date", d.Timestamp.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z"))
-	if d.Tasks > 0 {
-		w.tasks(d.Tasks, d.Elapsed)
-	}
-	secs := d.Elapsed.Seconds()
-	mj := func(j float64) int64 { return int64(math.Round(j * 1000)) }
-	// powermetrics derives each power from the whole millijoules it
-	// writes, not from the energy before rounding (835.188 mW is 855 mJ
-	// over 1.023721416 s in a real M2 Ultra document).
-	mw := func(j float64) string { return g(float64(mj(j)) / secs) }
-	if d.Samplers["cpu_power"] {
-		w.key("processor")
-		w.open("dict")
-		w.key("clusters")
-		w.open("array")
-		cpu := 0
-		for _, c := range d.Layout.Clusters {
-			w.open("dict")
-			w.kv("name", "string", c.Name)
-			w.kv("hw_resid_counters", "true", "")
-			w.kv("freq_hz", "real", "1.02287e+09")
-			w.kv("idle_ns", "integer", strconv.FormatInt(int64(d.Elapsed)/3, 10))
-			w.kv("idle_ratio", "real", "0.333333")
-			w.dvfm(d.Elapsed)
-			w.key("cpus")
-			w.open("array")
-			for i := 0; i < c.CPUs; i++ {
-				w.open("dict")
-				w.kv("cpu", "integer", strconv.Itoa(cpu))
-				w.kv("freq_hz", "real", "1.04615e+09")
-				w.kv("idle_ns", "integer", strconv.FormatInt(int64(d.Elapsed)/2, 10))
-				w.kv("idle_ratio", "real", "0.5")
-				w.dvfm(d.Elapsed)
-				w.close("dict")
-				cpu++
-			}
-			w.close("array")
-			w.close("dict")
-		}
-		w.close("array")
-		w.kv("inst_retired", "real", "9.14962e+08")
-		w.kv("inst_per_clk", "real", "1.18317")
-		w.key("cpu_energy")
-		w.val("integer", strconv.FormatInt(mj(d.Energy[0]), 10))
-		w.key("cpu_power")
-		w.val("real", mw(d.Energy[0]))
-		w.key("gpu_energy")
-		w.val("integer", strconv.FormatInt(mj(d.Energy[1]), 10))
-		w.key("gpu_power")
-		w.val("real", mw(d.Energy[1]))
-		w.key("ane_energy")
-		w.val("integer", strconv.FormatInt(mj(d.Energy[2]), 10))
-		w.key("ane_power")
-		w.val("real", mw(d.Energy[2]))
-		w.key("combined_power")
-		w.val("real", g(float64(mj(d.Energy[0])+mj(d.Energy[1])+mj(d.Energy[2]))/secs))
-		w.close("dict")
-	}
-	if d.Samplers["thermal"] {
-		w.kv("thermal_pressure", "string", "Nominal")
-	}
-	if d.Samplers["gpu_power"] {
-		idle := "nan"
-		if !math.IsNaN(d.GPUIdle) {
-			idle = g(d.GPUIdle)
-		}
-		idleNS := strconv.FormatInt(int64(float64(d.Elapsed)*max(0, math.Min(1, d.GPUIdle))), 10)
-		if math.IsNaN(d.GPUIdle) {
-			idleNS = "0"
-		}
-		w.key("gpu")
-		w.open("dict")
-		w.kv("freq_hz", "real", "1360.85")
-		// powermetrics writes idle_ns and idle_ratio twice in the gpu
-		// dict (macOS 14 and 15): before and after the state tables.
-		w.kv("idle_ns", "integer", idleNS)
-		w.kv("idle_ratio", "real", idle)
-		w.dvfm(d.Elapsed)
-		w.kv("idle_ns", "integer", idleNS)
-		w.kv("idle_ratio", "real", idle)
-		w.kv("gpu_energy", "integer", strconv.FormatInt(mj(d.Energy[1]), 10))
-		w.close("dict")
-	}
-	w.close("dict")
-	w.raw("</plist>\n")
-	return w.b
 }
+
+// appendProcessor writes the cpu_power sampler's dict: the cluster tables,
+// which are most of its bytes, then the power keys that exopower reads.
+func (d *Document) appendProcessor(w *xmlw) {
+	w.key("processor")
+	w.open("dict")
+	w.key("clusters")
+	w.open("array")
+	cpu := 0
+	for _, c := range d.Layout.Clusters {
+		cpu = w.cluster(c, cpu, d.Elapsed)
+	}
+	w.close("array")
+	w.kv("inst_retired", "real", "9.14962e+08")
+	w.kv("inst_per_clk", "real", "1.18317")
+	cpuMJ, gpuMJ, aneMJ := d.millijoules(0), d.millijoules(1), d.millijoules(2)
+	w.key("cpu_energy")
+	w.val("integer", strconv.FormatInt(cpuMJ, 10))
+	w.key("cpu_power")
+	w.val("real", d.milliwatts(cpuMJ))
+	w.key("gpu_energy")
+	w.val("integer", strconv.FormatInt(gpuMJ, 10))
+	w.key("gpu_power")
+	w.val("real", d.milliwatts(gpuMJ))
+	w.key("ane_energy")
+	w.val("integer", strconv.FormatInt(aneMJ, 10))
+	w.key("ane_power")
+	w.val("real", d.milliwatts(aneMJ))
+	w.key("combined_power")
+	w.val("real", d.milliwatts(cpuMJ+gpuMJ+aneMJ))
+	w.close("dict")
+}
+
+// appendGPU writes the gpu_power sampler's dict.
+func (d *Document) appendGPU(w *xmlw) {
+	idle := "nan"
+	idleNS := "0"
+	if !math.IsNaN(d.GPUIdle) {
+		idle = g(d.GPUIdle)
+		idleNS = strconv.FormatInt(int64(float64(d.Elapsed)*max(0, math.Min(1, d.GPUIdle))), 10)
+	}
+	w.key("gpu")
+	w.open("dict")
+	w.kv("freq_hz", "real", "1360.85")
+	// powermetrics writes idle_ns and idle_ratio twice in the gpu
+	// dict (macOS 14 and 15): before and after the state tables.
+	w.kv("idle_ns", "integer", idleNS)
+	w.kv("idle_ratio", "real", idle)
+	w.dvfm(d.Elapsed)
+	w.kv("idle_ns", "integer", idleNS)
+	w.kv("idle_ratio", "real", idle)
+	w.kv("gpu_energy", "integer", strconv.FormatInt(d.millijoules(1), 10))
+	w.close("dict")
+}
+
+// millijoules returns component c's energy as powermetrics writes it, in
+// whole millijoules.
+func (d *Document) millijoules(c int) int64 { return int64(math.Round(d.Energy[c] * 1000)) }
+
+// milliwatts returns the average power of mj millijoules over the window.
+// powermetrics derives each power from the whole millijoules it writes, not
+// from the energy before rounding (835.188 mW is 855 mJ over 1.023721416 s
+// in a real M2 Ultra document), so power is quantised as it is there.
+func (d *Document) milliwatts(mj int64) string { return g(float64(mj) / d.Elapsed.Seconds()) }
 
 // g formats a real as powermetrics does with C's %g: six significant
 // digits, such as 835.188 or 7.02001e+08, which Go's 'g' writes alike.
@@ -212,6 +212,35 @@ func (w *xmlw) kv(k, typ, v string) {
 		return
 	}
 	w.b = fmt.Appendf(w.b, "<key>%s</key><%s>%s</%s>\n", k, typ, v, typ)
+}
+
+// cluster writes one cluster's dict with the CPUs numbered from firstCPU,
+// and returns the number of the next cluster's first CPU: CPUs are
+// numbered across clusters, not within each.
+func (w *xmlw) cluster(c Cluster, firstCPU int, elapsed time.Duration) int {
+	w.open("dict")
+	w.kv("name", "string", c.Name)
+	w.kv("hw_resid_counters", "true", "")
+	w.kv("freq_hz", "real", "1.02287e+09")
+	w.kv("idle_ns", "integer", strconv.FormatInt(int64(elapsed)/3, 10))
+	w.kv("idle_ratio", "real", "0.333333")
+	w.dvfm(elapsed)
+	w.key("cpus")
+	w.open("array")
+	cpu := firstCPU
+	for i := 0; i < c.CPUs; i++ {
+		w.open("dict")
+		w.kv("cpu", "integer", strconv.Itoa(cpu))
+		w.kv("freq_hz", "real", "1.04615e+09")
+		w.kv("idle_ns", "integer", strconv.FormatInt(int64(elapsed)/2, 10))
+		w.kv("idle_ratio", "real", "0.5")
+		w.dvfm(elapsed)
+		w.close("dict")
+		cpu++
+	}
+	w.close("array")
+	w.close("dict")
+	return cpu
 }
 
 // tasks writes a tasks array like the default samplers' (per process:

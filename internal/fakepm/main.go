@@ -40,53 +40,18 @@ Environment:
 // exit status. It answers the sample signal (SIGINFO on macOS, SIGUSR1
 // elsewhere) with a sample at once, and stops on SIGINT, SIGTERM or SIGHUP.
 func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("powermetrics", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
-	format := fs.String("f", "text", "output format")
-	fs.Int("b", 0, "buffer size")
-	intervalMS := fs.Int("i", 5000, "sample interval in ms")
-	count := fs.Int("n", 0, "number of samples (0: endless)")
-	samplers := fs.String("s", "cpu_power,gpu_power,thermal", "samplers")
-	if err := fs.Parse(args); err != nil {
+	return run(args, stdout, stderr, getenv, os.Geteuid())
+}
+
+// run is Main for a process whose effective user id is euid, so that tests,
+// which run as root in CI, can see needroot refuse an ordinary user.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string, euid int) int {
+	fl, ok := parseFlags(args, stderr)
+	if !ok {
 		return 64
 	}
-	if *format != "plist" {
-		fmt.Fprintf(stderr, "fake powermetrics writes -f plist only, not %q\n", *format)
-		return 64
-	}
-	if *intervalMS <= 0 {
-		fmt.Fprintln(stderr, "fake powermetrics: -i 0 (samples on demand only) is not supported")
-		return 64
-	}
-	f := &fake{
-		out:      stdout,
-		interval: time.Duration(*intervalMS) * time.Millisecond,
-		count:    *count,
-		samplers: map[string]bool{},
-		layout:   Layouts["m1"],
-		indent:   getenv("FAKEPM_INDENT") == "1",
-		dieAfter: -1, exitAfter: -1, garbage: -1,
-	}
-	for _, s := range strings.Split(*samplers, ",") {
-		f.samplers[strings.TrimSpace(s)] = true
-	}
-	var err error
-	if f.profile, err = ParseProfile(or(getenv("FAKEPM_PROFILE"), DefaultProfile)); err != nil {
-		fmt.Fprintln(stderr, "fake powermetrics:", err)
-		return 64
-	}
-	if name := getenv("FAKEPM_LAYOUT"); name != "" {
-		l, ok := Layouts[name]
-		if !ok {
-			fmt.Fprintf(stderr, "fake powermetrics: no layout %q (m1, pro, ultra)\n", name)
-			return 64
-		}
-		f.layout = l
-	}
-	seed, _ := strconv.ParseUint(or(getenv("FAKEPM_SEED"), "1"), 10, 64)
-	f.rng = rand.New(rand.NewPCG(seed, 7))
-	if err := f.modes(getenv("FAKEPM_MODE")); err != nil {
+	f, err := newFake(fl, stdout, getenv)
+	if err != nil {
 		fmt.Fprintln(stderr, "fake powermetrics:", err)
 		return 64
 	}
@@ -103,7 +68,7 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	if p := getenv("FAKEPM_ARGSFILE"); p != "" {
 		os.WriteFile(p, []byte(strings.Join(args, " ")+"\n"), 0o644)
 	}
-	if f.notRoot || (f.needRoot && os.Geteuid() != 0 && getenv("FAKEPM_SUDOED") != "1") {
+	if f.notRoot || (f.needRoot && euid != 0 && getenv("FAKEPM_SUDOED") != "1") {
 		fmt.Fprintln(stderr, "powermetrics must be invoked as the superuser")
 		return 1
 	}
@@ -116,6 +81,72 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		return f.offline(stderr)
 	}
 	return f.online(stderr)
+}
+
+// flags are the powermetrics flags that the fake heeds.
+type flags struct {
+	interval time.Duration
+	count    int
+	samplers string
+}
+
+// parseFlags reads powermetrics's flags. It reports false, having said why
+// on stderr, for a command line that real powermetrics would take but the
+// fake cannot serve, as well as for one neither would take.
+func parseFlags(args []string, stderr io.Writer) (flags, bool) {
+	fs := flag.NewFlagSet("powermetrics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	format := fs.String("f", "text", "output format")
+	fs.Int("b", 0, "buffer size")
+	intervalMS := fs.Int("i", 5000, "sample interval in ms")
+	count := fs.Int("n", 0, "number of samples (0: endless)")
+	samplers := fs.String("s", "cpu_power,gpu_power,thermal", "samplers")
+	if err := fs.Parse(args); err != nil {
+		return flags{}, false
+	}
+	if *format != "plist" {
+		fmt.Fprintf(stderr, "fake powermetrics writes -f plist only, not %q\n", *format)
+		return flags{}, false
+	}
+	if *intervalMS <= 0 {
+		fmt.Fprintln(stderr, "fake powermetrics: -i 0 (samples on demand only) is not supported")
+		return flags{}, false
+	}
+	return flags{time.Duration(*intervalMS) * time.Millisecond, *count, *samplers}, true
+}
+
+// newFake makes the fake that flags and the FAKEPM_ variables ask for.
+func newFake(fl flags, stdout io.Writer, getenv func(string) string) (*fake, error) {
+	f := &fake{
+		out:      stdout,
+		interval: fl.interval,
+		count:    fl.count,
+		samplers: map[string]bool{},
+		layout:   Layouts["m1"],
+		indent:   getenv("FAKEPM_INDENT") == "1",
+		dieAfter: -1, exitAfter: -1, garbage: -1,
+	}
+	for _, s := range strings.Split(fl.samplers, ",") {
+		f.samplers[strings.TrimSpace(s)] = true
+	}
+	var err error
+	if f.profile, err = ParseProfile(or(getenv("FAKEPM_PROFILE"), DefaultProfile)); err != nil {
+		return nil, err
+	}
+	if name := getenv("FAKEPM_LAYOUT"); name != "" {
+		l, ok := Layouts[name]
+		if !ok {
+			return nil, fmt.Errorf("no layout %q (m1, pro, ultra)", name)
+		}
+		f.layout = l
+	}
+	seed, _ := strconv.ParseUint(or(getenv("FAKEPM_SEED"), "1"), 10, 64)
+	f.rng = rand.New(rand.NewPCG(seed, 7))
+	if err := f.modes(getenv("FAKEPM_MODE")); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func or(s, def string) string {
@@ -230,6 +261,8 @@ func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer)
 	return true, 0
 }
 
+// online writes documents as the wall clock and signals say, as
+// powermetrics does.
 func (f *fake) online(stderr io.Writer) int {
 	sample := make(chan os.Signal, 1)
 	stop := make(chan os.Signal, 1)
@@ -239,6 +272,13 @@ func (f *fake) online(stderr io.Writer) int {
 		signal.Notify(sample, powermetrics.SampleSignal)
 	}
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	return f.loop(sample, stop, stderr)
+}
+
+// loop writes a document at the end of each window, or at once when asked
+// on sample, until stop or the end that the flags and modes set. It takes
+// the signals as channels so that tests can send them in-process.
+func (f *fake) loop(sample, stop <-chan os.Signal, stderr io.Writer) int {
 	prev := time.Now()
 	for {
 		var timer <-chan time.Time
@@ -253,9 +293,7 @@ func (f *fake) online(stderr io.Writer) int {
 			}
 		case <-stop:
 			if f.truncate && !f.silent {
-				d := Document{Elapsed: f.interval, Timestamp: time.Now(), Layout: f.layout, Samplers: f.samplers}
-				b := d.Append(nil)
-				f.out.Write(append([]byte{0}, b[:len(b)/2]...))
+				f.writeTruncated()
 			}
 			return 0
 		}
@@ -266,6 +304,14 @@ func (f *fake) online(stderr io.Writer) int {
 		}
 		prev = now
 	}
+}
+
+// writeTruncated writes the first half of a document, as powermetrics
+// may when it is stopped in the middle of one.
+func (f *fake) writeTruncated() {
+	d := Document{Elapsed: f.interval, Timestamp: time.Now(), Layout: f.layout, Samplers: f.samplers}
+	b := d.Append(nil)
+	f.out.Write(append([]byte{0}, b[:len(b)/2]...))
 }
 
 // offlineStart is when an offline stream begins: fixed, so that fixtures
