@@ -5,12 +5,18 @@
 #     and (where python3 exists) Python's plistlib, on the same bytes;
 #   - the integrator and the whole pipeline (decoder + sampler) per sample;
 #   - memory over 1,000,000 windows;
-#   - exopower's own CPU while it samples every 100 ms, against cat and a
-#     five-line Go program reading the same stream;
+#   - exopower's own CPU while it samples every 100 ms, as a ratio to a
+#     floor: a Go program that only reads the same stream the same way
+#     (scripts/read-floor);
 #   - the time from the command's exit to exopower's exit.
 # Usage: scripts/bench.sh [BENCHTIME]   (default 1s; go test -benchtime)
+#        scripts/bench.sh --cpu         (the CPU against the floor only)
+# BENCH_ROUNDS and BENCH_SECONDS set the CPU comparison's rounds (7) and
+# their length (10 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cpu_only=false
+if [ "${1:-}" = --cpu ]; then cpu_only=true; shift; fi
 benchtime=${1:-1s}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,6 +24,8 @@ trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(uname -sm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //' || sysctl -n machdep.cpu.brand_string), $(go version | cut -d' ' -f3)"
 go build -o "$tmp/exopower" ./cmd/exopower
 go build -o "$tmp/fake-powermetrics" ./scripts/fake-powermetrics
+
+if ! $cpu_only; then
 mkdir "$tmp/docs"
 FAKEPM_WRITE_BENCH_DOCS="$tmp/docs" "$tmp/fake-powermetrics" -f plist
 
@@ -59,68 +67,100 @@ go test -run '^$' -bench '^BenchmarkAccumulatorAdd$' -benchtime "$benchtime" ./i
 go test -run '^$' -bench '^BenchmarkDecoder$' -benchtime "$benchtime" ./internal/powermetrics/ | grep '^Benchmark'
 go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime "$benchtime" ./internal/sampler/ | grep '^Benchmark'
 go test -run '^$' -bench '^BenchmarkMillionWindows$' -benchtime 1x ./internal/sampler/ | grep '^Benchmark'
+fi # ! $cpu_only
 
 echo
-echo "== CPU of the process reading 20 s of an M2 Ultra's stream at 100 ms (task-clock; median of 3)"
-cat >"$tmp/gocat.go" <<'GO'
-package main
+rounds=${BENCH_ROUNDS:-7} secs=${BENCH_SECONDS:-10}
+echo "== CPU while reading an M2 Ultra's stream at 100 ms, against the floor ($rounds rounds of $secs s)"
+# The floor (scripts/read-floor) reads the stream as exopower does, on one
+# P, through the poller, 64 KiB at a time, and does nothing else: what
+# exopower spends beyond it is its own work, decoding, integrating and
+# printing; the cost of waking a Go program for each sample is in both.
+#
+# A virtual machine's CPU figures drift by tens of percent from one minute
+# to the next, so every round runs all the consumers at once, each on its
+# own fake powermetrics (the same seed and a constant power: the same
+# windows and documents for all, started 20 ms apart so that their
+# wake-ups do not collide), and reads the CPU time of
+# each over the same $secs s: the kernel's run time of each of its
+# threads (/proc/PID/task/*/schedstat, in ns), which needs no perf, adds
+# nothing to the process measured, and leaves start-up and exit out. A
+# ratio is taken within each round, where the machine was the same for
+# all, and the median of the rounds is reported with their spread. The
+# samples in a round are the bytes the floor read over the size of a
+# document (the documents of one layout differ by a few bytes).
+go build -o "$tmp/read-floor" ./scripts/read-floor
+export FAKEPM_PROFILE=0=8,3,0.5
+docsize=$(FAKEPM_OFFLINE=1 FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -n 100 2>/dev/null | wc -c | awk '{print $1 / 100}')
+cpu_now() { # PID: its CPU time so far in ns, all threads, and its context switches
+  awk 'FNR == 1 && FILENAME ~ /schedstat$/ {ns += $1} /ctxt_switches/ {cs += $2} END {print ns + 0, cs + 0}' \
+    /proc/"$1"/task/*/schedstat /proc/"$1"/task/*/status 2>/dev/null || true
+}
+read_bytes() { awk '$1 == "rchar:" {print $2}' /proc/"$1"/io; }
+consumers=(floor cat watch run)
+one_round() {
+  local -A pid before
+  local name
+  for name in "${consumers[@]}"; do
+    case $name in
+      run)
+        SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=ultra \
+          "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep $((secs + 3)) 2>/dev/null &
+        ;;
+      *)
+        local consumer=("$tmp/read-floor")
+        [ "$name" = cat ] && consumer=(cat)
+        [ "$name" = watch ] && consumer=("$tmp/exopower" watch --from -)
+        FAKEPM_LAYOUT=ultra FAKEPM_PIDFILE="$tmp/fake.$name" "$tmp/fake-powermetrics" -f plist -i 100 2>/dev/null |
+          "${consumer[@]}" >/dev/null 2>&1 &
+        ;;
+    esac
+    pid[$name]=$!
+    sleep 0.02
+  done
+  sleep 2
+  local read0; read0=$(read_bytes "${pid[floor]}")
+  for name in "${consumers[@]}"; do before[$name]=$(cpu_now "${pid[$name]}"); done
+  sleep "$secs"
+  local read1; read1=$(read_bytes "${pid[floor]}")
+  for name in "${consumers[@]}"; do
+    # ns, switches, samples (the same windows for all, give or take the
+    # one at either edge)
+    echo "$(cpu_now "${pid[$name]}") ${before[$name]}" |
+      awk -v b=$((read1 - read0)) -v d="$docsize" '{print $1 - $3, $2 - $4, b / d}' >>"$tmp/cpu.$name"
+  done
+  for name in "${consumers[@]}"; do
+    if [ -f "$tmp/fake.$name" ]; then kill "$(cat "$tmp/fake.$name")" 2>/dev/null || true; fi
+    rm -f "$tmp/fake.$name"
+  done
+  for name in "${consumers[@]}"; do wait "${pid[$name]}" || true; done
+}
+if ! [ -r /proc/self/schedstat ]; then
+  echo "skipped: needs Linux's /proc/PID/task/*/schedstat"
+else
+  rm -f "$tmp"/cpu.*
+  for _ in $(seq "$rounds"); do one_round; done
+  median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+  echo "(medians of the rounds; CPU in each round's $secs s; the ratio to the floor within each round, and its range)"
+  printf '%-24s %8s %9s %10s %10s  %s\n' process "CPU ms" "of a core" "µs/sample" "switches" "x the floor"
+  for name in "${consumers[@]}"; do
+    label=$name
+    case $name in
+      floor) label="read-floor (the floor)" ;;
+      watch) label="exopower watch --from -" ;;
+      run) label="exopower run -- sleep" ;;
+    esac
+    ms=$(awk '{print $1 / 1e6}' "$tmp/cpu.$name" | median)
+    us=$(awk '{print $1 / 1e3 / $3}' "$tmp/cpu.$name" | median)
+    cs=$(awk '{print $2 / $3}' "$tmp/cpu.$name" | median)
+    ratios=$(paste -d' ' "$tmp/cpu.$name" "$tmp/cpu.floor" | awk '{print $1 / $4}')
+    printf '%-24s %8.1f %8.3f%% %10.1f %10.1f  %.2fx (%.2f-%.2f)\n' "$label" "$ms" "$(awk -v m="$ms" -v s="$secs" 'BEGIN {print m / s / 10}')" \
+      "$us" "$cs" "$(echo "$ratios" | median)" "$(echo "$ratios" | sort -g | head -1)" "$(echo "$ratios" | sort -g | tail -1)"
+  done
+fi
+unset FAKEPM_PROFILE
 
-import (
-	"io"
-	"os"
-)
-
-func main() { io.Copy(io.Discard, os.Stdin) }
-GO
-(cd "$tmp" && go mod init gocat >/dev/null 2>&1 && go build -o gocat gocat.go)
-# cpu_of PID: the CPU time of that process alone until it exits, in ms,
-# and its context switches: perf's task-clock and context-switches where
-# perf works, else /proc's ticks (10 ms: coarse, but the process's own) and
-# no count of switches. The switches are the figure that carries over to
-# another machine: each one is a wake-up, whose price varies from machine to
-# machine (and is high on a virtual one).
-cpu_of() {
-  local pid=$1
-  if perf stat -e task-clock true >/dev/null 2>&1; then
-    sleep 0.2
-    perf stat -e task-clock,context-switches -x, -p "$pid" -o "$tmp/perf" 2>/dev/null &
-    local perfpid=$!
-    wait "$pid" || true
-    sleep 0.1
-    kill -INT "$perfpid" 2>/dev/null; wait "$perfpid" 2>/dev/null || true
-    awk -F, '/task-clock/ {ms = $1} /context-switches/ {cs = $1} END {printf "%.1f %s", ms, cs}' "$tmp/perf"
-  else
-    local last=""
-    while kill -0 "$pid" 2>/dev/null; do last=$(cat /proc/$pid/stat 2>/dev/null || echo "$last"); sleep 0.2; done
-    wait "$pid" || true
-    echo "$last" | sed 's/.*) //' | awk -v t="$(getconf CLK_TCK)" '{printf "%.1f -", ($12 + $13) * 1000 / t}'
-  fi
-}
-cpu_ms() { # the CPU of a consumer of 200 samples at 100 ms, in ms, and its switches
-  FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -i 100 -n 200 2>/dev/null | "$@" >/dev/null 2>&1 &
-  cpu_of $!
-}
-median3() { # the middle of three runs of a measurement, by CPU
-  { "$@"; echo; "$@"; echo; "$@"; echo; } | sort -n | sed -n 2p
-}
-row() { # row LABEL "MS SWITCHES" BASE_MS
-  local ms=${2% *} cs=${2#* }
-  printf '%-28s %10s ms  %.3f%% of a core  %5.2fx the Go reader  %s switches a sample\n' "$1" "$ms" \
-    "$(awk -v m="$ms" 'BEGIN {print m / 200}')" "$(awk -v m="$ms" -v b="$3" 'BEGIN {print m / b}')" \
-    "$(awk -v c="$cs" 'BEGIN {if (c == "-") print "-"; else printf "%.1f", c / 200}')"
-}
-base=$(median3 cpu_ms "$tmp/gocat")
-row "Go io.Copy reader (baseline)" "$base" "${base% *}"
-# exopower run, measuring sleep 20 with the fake powermetrics: its own
-# process only, not powermetrics's nor the command's.
-run_ms() {
-  SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=ultra \
-    "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep 20 &
-  cpu_of $!
-}
-row cat "$(median3 cpu_ms cat)" "${base% *}"
-row "exopower watch --from -" "$(median3 cpu_ms "$tmp/exopower" watch --from -)" "${base% *}"
-row "exopower run -- sleep 20" "$(median3 run_ms)" "${base% *}"
+$cpu_only && exit 0
 
 echo
 echo "== from the command's exit to exopower's exit (ms; 10 runs: median, max)"
