@@ -151,13 +151,24 @@ func (s *ndjsonSink) Resize() error { return nil }
 func (s *ndjsonSink) Close() error  { return nil }
 
 // linesSink writes a line for people per window, unstyled: it is for
-// pipes and files.
-type linesSink struct{ out io.Writer }
+// pipes and files. The line is put together in a buffer kept from one
+// window to the next: a meter's work at every sample adds to what it
+// measures.
+type linesSink struct {
+	out io.Writer
+	buf []byte
+}
 
 func (s *linesSink) Window(w sampler.Window, tot sampler.Totals) error {
-	_, err := fmt.Fprintf(s.out, "%s  total %s  CPU %s  GPU %s  ANE %s  energy %s  thermal %s\n",
-		w.End.Format("15:04:05.000"), Watts(w.Power.Total), Watts(w.Power.CPU), Watts(w.Power.GPU),
-		Watts(w.Power.ANE), Joules(tot.Energy.Total), or(w.ThermalPressure, "n/a"))
+	b := w.End.AppendFormat(s.buf[:0], "15:04:05.000")
+	b = appendWatts(append(b, "  total "...), w.Power.Total)
+	b = appendWatts(append(b, "  CPU "...), w.Power.CPU)
+	b = appendWatts(append(b, "  GPU "...), w.Power.GPU)
+	b = appendWatts(append(b, "  ANE "...), w.Power.ANE)
+	b = appendJoules(append(b, "  energy "...), tot.Energy.Total)
+	b = append(append(append(b, "  thermal "...), or(w.ThermalPressure, "n/a")...), '\n')
+	s.buf = b
+	_, err := s.out.Write(b)
 	return err
 }
 

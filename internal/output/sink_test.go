@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -141,6 +142,46 @@ func TestSinksReportAWriteThatFailed(t *testing.T) {
 		w, tot := testWindow()
 		if err := s.Window(w, tot); !errors.Is(err, errWrite) {
 			t.Errorf("%v: %v, want %v", f, err, errWrite)
+		}
+	}
+}
+
+// The lines sink puts its line together without fmt, to spare work at
+// every sample; it writes exactly what the format it replaced wrote.
+func TestLinesAreWhatTheirFormatSays(t *testing.T) {
+	values := []float64{0, 0.0004, 0.0005, 1.23456, 9.9994, 9.9995, 9.99951, 10, 99.995, 999.994, 999.995, 1000, 123456.78, -0.0001, -3}
+	var got bytes.Buffer
+	sink := &linesSink{out: &got}
+	end := time.Date(2026, 3, 1, 12, 0, 7, 891234567, time.UTC)
+	for i, v := range values {
+		got.Reset()
+		w := sampler.Window{End: end, Power: powermetrics.Values{Total: v, CPU: v / 3, GPU: v * 7, ANE: -v}}
+		if i%2 == 0 {
+			w.ThermalPressure = "Nominal"
+		}
+		tot := sampler.Totals{Energy: powermetrics.Values{Total: v * 100}}
+		if err := sink.Window(w, tot); err != nil {
+			t.Fatal(err)
+		}
+		watts := func(x float64) string {
+			if x < 10 {
+				return fmt.Sprintf("%.3f W", x)
+			}
+			return fmt.Sprintf("%.2f W", x)
+		}
+		joules := func(x float64) string {
+			switch {
+			case x < 10:
+				return fmt.Sprintf("%.3f J", x)
+			case x < 1000:
+				return fmt.Sprintf("%.2f J", x)
+			}
+			return fmt.Sprintf("%.1f J", x)
+		}
+		want := fmt.Sprintf("%s  total %s  CPU %s  GPU %s  ANE %s  energy %s  thermal %s\n",
+			end.Format("15:04:05.000"), watts(v), watts(v/3), watts(v*7), watts(-v), joules(v*100), or(w.ThermalPressure, "n/a"))
+		if got.String() != want {
+			t.Errorf("line %q, want %q", got.String(), want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -90,23 +91,29 @@ func Percent(f float64) string {
 
 // Joules writes an energy in joules: three decimals below 10 J, two
 // below 1000 J, one from there.
-func Joules(j float64) string {
+func Joules(j float64) string { return string(appendJoules(nil, j)) }
+
+func appendJoules(b []byte, j float64) []byte {
+	prec := 1
 	switch {
 	case j < 10:
-		return fmt.Sprintf("%.3f J", j)
+		prec = 3
 	case j < 1000:
-		return fmt.Sprintf("%.2f J", j)
+		prec = 2
 	}
-	return fmt.Sprintf("%.1f J", j)
+	return append(strconv.AppendFloat(b, j, 'f', prec, 64), " J"...)
 }
 
 // Watts writes a power in watts: three decimals below 10 W, two from
 // there.
-func Watts(w float64) string {
+func Watts(w float64) string { return string(appendWatts(nil, w)) }
+
+func appendWatts(b []byte, w float64) []byte {
+	prec := 2
 	if w < 10 {
-		return fmt.Sprintf("%.3f W", w)
+		prec = 3
 	}
-	return fmt.Sprintf("%.2f W", w)
+	return append(strconv.AppendFloat(b, w, 'f', prec, 64), " W"...)
 }
 
 // ShellQuote writes argv as a shell would need it typed: words of safe

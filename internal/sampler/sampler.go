@@ -57,7 +57,8 @@ type Sampler struct {
 	cfg Config
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced whenever the book changes
+	changed chan struct{} // closed and replaced when the book changes and someone waits
+	waiting int           // goroutines in wait
 	book    book
 	done    chan struct{}
 }
@@ -93,8 +94,12 @@ func (s *Sampler) loop() {
 	}
 }
 
-// notify wakes every waiter; s.mu must be held.
+// notify wakes every waiter; s.mu must be held. With nobody waiting, as
+// for most samples, there is nothing to wake and nothing to allocate.
 func (s *Sampler) notify() {
+	if s.waiting == 0 {
+		return
+	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -108,6 +113,8 @@ func (s *Sampler) wait(ctx context.Context, deadline time.Time, cond func() bool
 		defer t.Stop()
 		timer = t.C
 	}
+	s.waiting++
+	defer func() { s.waiting-- }()
 	for !cond() {
 		ch := s.changed
 		s.mu.Unlock()
