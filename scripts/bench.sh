@@ -12,7 +12,8 @@
 # Usage: scripts/bench.sh [BENCHTIME]   (default 1s; go test -benchtime)
 #        scripts/bench.sh --cpu         (the CPU against the floor only)
 # BENCH_ROUNDS and BENCH_SECONDS set the CPU comparison's rounds (7) and
-# their length (10 s).
+# their length (10 s); BENCH_LAYOUT the fake's chip (ultra, the largest
+# documents; m1, the commonest Mac).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cpu_only=false
@@ -70,8 +71,8 @@ go test -run '^$' -bench '^BenchmarkMillionWindows$' -benchtime 1x ./internal/sa
 fi # ! $cpu_only
 
 echo
-rounds=${BENCH_ROUNDS:-7} secs=${BENCH_SECONDS:-10}
-echo "== CPU while reading an M2 Ultra's stream at 100 ms, against the floor ($rounds rounds of $secs s)"
+rounds=${BENCH_ROUNDS:-7} secs=${BENCH_SECONDS:-10} layout=${BENCH_LAYOUT:-ultra}
+echo "== CPU while reading a stream of the fake's $layout layout at 100 ms, against the floor ($rounds rounds of $secs s)"
 # The floor (scripts/read-floor) reads the stream as exopower does, on one
 # P, through the poller, 64 KiB at a time, and does nothing else: what
 # exopower spends beyond it is its own work, decoding, integrating and
@@ -91,7 +92,7 @@ echo "== CPU while reading an M2 Ultra's stream at 100 ms, against the floor ($r
 # document (the documents of one layout differ by a few bytes).
 go build -o "$tmp/read-floor" ./scripts/read-floor
 export FAKEPM_PROFILE=0=8,3,0.5
-docsize=$(FAKEPM_OFFLINE=1 FAKEPM_LAYOUT=ultra "$tmp/fake-powermetrics" -f plist -n 100 2>/dev/null | wc -c | awk '{print $1 / 100}')
+docsize=$(FAKEPM_OFFLINE=1 FAKEPM_LAYOUT=$layout "$tmp/fake-powermetrics" -f plist -n 100 2>/dev/null | wc -c | awk '{print $1 / 100}')
 cpu_now() { # PID: its CPU time so far in ns, all threads, and its context switches
   awk 'FNR == 1 && FILENAME ~ /schedstat$/ {ns += $1} /ctxt_switches/ {cs += $2} END {print ns + 0, cs + 0}' \
     /proc/"$1"/task/*/schedstat /proc/"$1"/task/*/status 2>/dev/null || true
@@ -104,14 +105,14 @@ one_round() {
   for name in "${consumers[@]}"; do
     case $name in
       run)
-        SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=ultra \
+        SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=$layout \
           "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep $((secs + 3)) 2>/dev/null &
         ;;
       *)
         local consumer=("$tmp/read-floor")
         [ "$name" = cat ] && consumer=(cat)
         [ "$name" = watch ] && consumer=("$tmp/exopower" watch --from -)
-        FAKEPM_LAYOUT=ultra FAKEPM_PIDFILE="$tmp/fake.$name" "$tmp/fake-powermetrics" -f plist -i 100 2>/dev/null |
+        FAKEPM_LAYOUT=$layout FAKEPM_PIDFILE="$tmp/fake.$name" "$tmp/fake-powermetrics" -f plist -i 100 2>/dev/null |
           "${consumer[@]}" >/dev/null 2>&1 &
         ;;
     esac
