@@ -53,7 +53,7 @@ func runReport(s *streams, o *reportOptions) error {
 	}
 	res, err := sampler.Recording(powermetrics.NewRecording(r))
 	if err != nil {
-		hint := "record a stream with: sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist"
+		hint := "record a stream with: " + powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
 		if errors.Is(err, powermetrics.ErrIntel) {
 			return fail(fmt.Errorf("%s: %w", inputName(o.file), err))
 		}

@@ -186,7 +186,7 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
 		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err),
-			"give a stream of: sudo powermetrics -f plist -i 1000 -s cpu_power,gpu_power,thermal")
+			"give a stream of: "+powermetrics.CommandLine(time.Second))
 	}
 	return meter, nil
 }

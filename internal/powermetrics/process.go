@@ -38,6 +38,13 @@ func Args(interval time.Duration) []string {
 	}
 }
 
+// CommandLine is the command line that makes a stream exopower reads, as
+// people type it (through sudo), with extra arguments such as -n 100 -o
+// trace.plist: for hints that say how to record or pipe one.
+func CommandLine(interval time.Duration, extra ...string) string {
+	return "sudo powermetrics " + strings.Join(append(Args(interval), extra...), " ")
+}
+
 // Options says how to run powermetrics.
 type Options struct {
 	// Path is the powermetrics binary; DefaultPath when empty.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/exopower/exopower/internal/powermetrics"
 )
@@ -122,5 +123,12 @@ func TestValuesScaleAndMaxGoComponentByComponent(t *testing.T) {
 				t.Errorf("got %+v, want %+v", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCommandLineIsWhatExopowerRuns(t *testing.T) {
+	got := powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
+	if want := "sudo powermetrics -f plist -b 0 -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist"; got != want {
+		t.Errorf("CommandLine = %q, want %q", got, want)
 	}
 }
