@@ -114,6 +114,74 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 }
 
+// Values inside the dicts and arrays the fast path skips, which it reads
+// in a loop of its own: each change keeps the document in the fast path
+// (fast) or sends it to the full decoder, and both agree.
+func TestFastPathSkipsAsTheFullDecoderReads(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/fake-m1-compact.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := documents(b)[0]
+	const freq, ratio = "<key>freq</key><integer>600</integer>", "<key>used_ratio</key><real>0</real>"
+	for _, c := range []struct {
+		old, new string
+		fast     bool
+	}{
+		{freq, "<key>freq</key><integer>123456789012345678</integer>", true},
+		{freq, "<key>freq</key><integer>-123456789012345678</integer>", true},
+		{freq, "<key>freq</key><integer>1234567890123456789</integer>", true},
+		{freq, "<key>freq</key><integer>18446744073709551615</integer>", true},
+		{freq, "<key>freq</key><integer>18446744073709551616</integer>", false},
+		{freq, "<key>freq</key><integer>-9223372036854775808</integer>", false},
+		{freq, "<key>freq</key><integer>0x10</integer>", false},
+		{freq, "<key>freq</key><integer>+600</integer>", false},
+		{freq, "<key>freq</key><integer></integer>", false},
+		{freq, "<key>freq</key><integer>-</integer>", false},
+		{freq, "<key>freq</key><integer/>", false},
+		{freq, "<key>freq</key><integer>600 </integer>", false},
+		{freq, "<key>freq</key><integer>600</integr>", false},
+		{freq, "<key>freq</key><integer><dict></dict>", false}, // an opening tag, then another value
+		{freq, "<key>freq</key><integer><true/></integer>", false},
+		{freq, "<key>freq</key>\n <integer>600</integer>", true},
+		{freq, "<key>freq</key><dict/>", true},
+		{freq, "<key>freq</key><array/>", true},
+		{freq, "<key>freq</key><array><true/><false/><dict/><array/></array>", true},
+		{freq, "<key>freq</key><date>2025-07-08T05:36:24Z</date>", true},
+		{freq, "<key>freq</key><date>2025-13-08T05:36:24Z</date>", false},
+		{freq, "<key>freq</key><string>a &amp; b</string>", true},
+		{freq, "<key>freq</key><string>a & b</string>", false},
+		{freq, "<key>freq</key><data>AAAA</data>", false},
+		{freq, "<key>freq</key>", false},        // a key without a value
+		{freq, "<integer>600</integer>", false}, // a value without a key
+		{freq, "<key>fr-eq</key><integer>600</integer>", false},
+		{freq, "<key>CF$UID</key><integer>600</integer>", false},
+		{freq, "<key></key><integer>600</integer>", false},
+		{freq, "<key>freq</keys><integer>600</integer>", false},
+		{freq, "<key>freq</key><integer>600</integer></array>", false},
+		{ratio, "<key>used_ratio</key><real>nan</real>", true},
+		{ratio, "<key>used_ratio</key><real>-inf</real>", true},
+		{ratio, "<key>used_ratio</key><real>-1.5E-07</real>", true},
+		{ratio, "<key>used_ratio</key><real>1e400</real>", false},
+		{ratio, "<key>used_ratio</key><real>-nan</real>", false},
+		{ratio, "<key>used_ratio</key><real>.5</real>", false},
+		{ratio, "<key>used_ratio</key><real>0</reel>", false},
+		{"</dict>\n<dict>", "</array>\n<dict>", false},
+	} {
+		mutated := bytes.Replace(doc, []byte(c.old), []byte(c.new), 1)
+		if bytes.Equal(mutated, doc) {
+			t.Errorf("%q is not in the document", c.old)
+			continue
+		}
+		t.Run(c.new, func(t *testing.T) {
+			if TakesFastPath(mutated) != c.fast {
+				t.Errorf("in the fast path: %v, want %v", !c.fast, c.fast)
+			}
+			same(t, mutated)
+		})
+	}
+}
+
 // refDoc returns a small document in the fast path's shape with kept
 // written as is in the three strings exopower keeps and skipped in one it
 // skips, a task's name.
