@@ -372,7 +372,8 @@ func isInteger(t []byte) bool {
 }
 
 // isReal accepts what powermetrics writes with %g, a subset of what
-// strconv.ParseFloat reads: -?d+(.d+)?(e[+-]?d+)?, nan and inf.
+// strconv.ParseFloat reads: -?d+(.d+)?(e[+-]?d+)?, nan and inf, within
+// float64's range (see realFits).
 func isReal(t []byte) bool {
 	switch string(t) {
 	case "nan", "inf", "-inf":
@@ -407,7 +408,30 @@ func isReal(t []byte) bool {
 			return false
 		}
 	}
-	return i == len(t)
+	return i == len(t) && realFits(t)
+}
+
+// realFits reports whether t, which isReal's grammar accepts, is within
+// float64's range: strconv.ParseFloat, and so the full decoder, refuses a
+// real beyond it, even one that exopower skips. One of at most 200 bytes
+// with an exponent of at most two digits is below 10^299, well within, and
+// is not parsed; powermetrics writes no other.
+func realFits(t []byte) bool {
+	if len(t) <= 200 {
+		e := bytes.IndexAny(t, "eE")
+		if e < 0 {
+			return true
+		}
+		exp := t[e+1:]
+		if exp[0] == '+' || exp[0] == '-' {
+			exp = exp[1:]
+		}
+		if len(exp) <= 2 {
+			return true
+		}
+	}
+	_, err := strconv.ParseFloat(string(t), 64)
+	return err == nil
 }
 
 // isText accepts the text of a <string> that encoding/xml, under the full

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -97,6 +98,10 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 		{"<real>0.5</real>", "<real>5E-1</real>"},
 		{"<real>0.5</real>", "<real>+0.5</real>"},
 		{"<real>0.5</real>", "<real>Infinity</real>"},
+		{"<real>0.5</real>", "<real>1e400</real>"}, // out of range, which the full decoder refuses even where exopower skips it
+		{"<real>0.5</real>", "<real>-1.8e308</real>"},
+		{"<real>0.5</real>", "<real>1" + strings.Repeat("0", 309) + "</real>"},
+		{"<real>0.5</real>", "<real>1" + strings.Repeat("0", 300) + "e-5</real>"},
 		{"<key>is_delta</key><true/>", "<key>is_delta</key><true></true>"},
 		{"</dict>\n</plist>", "</dict>\njunk after the root\n</plist>"},
 	} {
@@ -233,6 +238,22 @@ func TestIsIntegerMatchesStrconv(t *testing.T) {
 	for _, s := range []string{"0", "1749599894123456789", "18446744073709551615", "-999999999999999999"} {
 		if !isInteger([]byte(s)) {
 			t.Errorf("isInteger(%q) is false", s)
+		}
+	}
+}
+
+func TestIsRealMatchesStrconv(t *testing.T) {
+	long := "1" + strings.Repeat("0", 250)
+	for _, s := range []string{"0", "0.5", "-0.5", "1.02287e+09", "1e99", "1e-99", "1e308", "1.7976931348623157e+308", "1.7976931348623159e+308",
+		"1.8e308", "-1.8e308", "1e400", "1e-400", "0e999", "1e0999", long, long + "e+58", long + "e+57", long + ".5e-5", "nan", "inf", "-inf"} {
+		_, err := strconv.ParseFloat(s, 64)
+		if isReal([]byte(s)) != (err == nil) {
+			t.Errorf("isReal(%q) is %v, but strconv says %v", s, isReal([]byte(s)), err)
+		}
+	}
+	for _, s := range []string{"", "-", ".5", "5.", "1e", "1e+", "+1", "5E-1x", "0x10", "Infinity", "-nan", "1_000"} {
+		if isReal([]byte(s)) {
+			t.Errorf("isReal(%q) is true", s)
 		}
 	}
 }
