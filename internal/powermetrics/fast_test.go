@@ -114,6 +114,83 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 }
 
+// skippedChanges change values inside the dicts and arrays the fast path
+// skips, which it reads in a loop of its own: an integer, a real, a key
+// and a closing tag deep in a cluster's dvfm_states. Each keeps the
+// document in the fast path (fast) or sends it to the full decoder.
+var skippedChanges = []struct {
+	old, new string
+	fast     bool
+}{
+	{freqEntry, "<key>freq</key><integer>123456789012345678</integer>", true},
+	{freqEntry, "<key>freq</key><integer>-123456789012345678</integer>", true},
+	{freqEntry, "<key>freq</key><integer>1234567890123456789</integer>", true},
+	{freqEntry, "<key>freq</key><integer>18446744073709551615</integer>", true},
+	{freqEntry, "<key>freq</key><integer>18446744073709551616</integer>", false},
+	{freqEntry, "<key>freq</key><integer>-9223372036854775808</integer>", false},
+	{freqEntry, "<key>freq</key><integer>0x10</integer>", false},
+	{freqEntry, "<key>freq</key><integer>+600</integer>", false},
+	{freqEntry, "<key>freq</key><integer></integer>", false},
+	{freqEntry, "<key>freq</key><integer>-</integer>", false},
+	{freqEntry, "<key>freq</key><integer/>", false},
+	{freqEntry, "<key>freq</key><integer>600 </integer>", false},
+	{freqEntry, "<key>freq</key><integer>600</integr>", false},
+	{freqEntry, "<key>freq</key><integer><dict></dict>", false}, // an opening tag, then another value
+	{freqEntry, "<key>freq</key><integer><true/></integer>", false},
+	{freqEntry, "<key>freq</key>\n <integer>600</integer>", true},
+	{freqEntry, "<key>freq</key><dict/>", true},
+	{freqEntry, "<key>freq</key><array/>", true},
+	{freqEntry, "<key>freq</key><array><true/><false/><dict/><array/></array>", true},
+	{freqEntry, "<key>freq</key><date>2025-07-08T05:36:24Z</date>", true},
+	{freqEntry, "<key>freq</key><date>2025-13-08T05:36:24Z</date>", false},
+	{freqEntry, "<key>freq</key><string>a &amp; b</string>", true},
+	{freqEntry, "<key>freq</key><string>a & b</string>", false},
+	{freqEntry, "<key>freq</key><data>AAAA</data>", false},
+	{freqEntry, "<key>freq</key>", false},        // a key without a value
+	{freqEntry, "<integer>600</integer>", false}, // a value without a key
+	{freqEntry, "<key>fr-eq</key><integer>600</integer>", false},
+	{freqEntry, "<key>CF$UID</key><integer>600</integer>", false},
+	{freqEntry, "<key></key><integer>600</integer>", false},
+	{freqEntry, "<key>freq</keys><integer>600</integer>", false},
+	{freqEntry, "<key>freq</key><integer>600</integer></array>", false},
+	{ratioEntry, "<key>used_ratio</key><real>nan</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>-inf</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>-1.5E-07</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>1e400</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>-nan</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>.5</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>0</reel>", false},
+	{"</dict>\n<dict>", "</array>\n<dict>", false},
+}
+
+const (
+	freqEntry  = "<key>freq</key><integer>600</integer>"
+	ratioEntry = "<key>used_ratio</key><real>0</real>"
+)
+
+// Values inside skipped dicts and arrays: the fast path and the full
+// decoder agree on each change, and the fast path keeps those it should.
+func TestFastPathSkipsAsTheFullDecoderReads(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/fake-m1-compact.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := documents(b)[0]
+	for _, c := range skippedChanges {
+		mutated := bytes.Replace(doc, []byte(c.old), []byte(c.new), 1)
+		if bytes.Equal(mutated, doc) {
+			t.Errorf("%q is not in the document", c.old)
+			continue
+		}
+		t.Run(c.new, func(t *testing.T) {
+			if TakesFastPath(mutated) != c.fast {
+				t.Errorf("in the fast path: %v, want %v", !c.fast, c.fast)
+			}
+			same(t, mutated)
+		})
+	}
+}
+
 // refDoc returns a small document in the fast path's shape with kept
 // written as is in the three strings exopower keeps and skipped in one it
 // skips, a task's name.
