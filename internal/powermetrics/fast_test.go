@@ -141,6 +141,7 @@ var skippedChanges = []struct {
 	{freqEntry, "<key>freq</key><dict/>", true},
 	{freqEntry, "<key>freq</key><array/>", true},
 	{freqEntry, "<key>freq</key><array><true/><false/><dict/><array/></array>", true},
+	{freqEntry, "<key>freq</key>" + strings.Repeat("<array>", 70) + strings.Repeat("</array>", 70), false}, // deeper than the fast path follows
 	{freqEntry, "<key>freq</key><date>2025-07-08T05:36:24Z</date>", true},
 	{freqEntry, "<key>freq</key><date>2025-13-08T05:36:24Z</date>", false},
 	{freqEntry, "<key>freq</key><string>a &amp; b</string>", true},
@@ -319,18 +320,23 @@ func TestIsIntegerMatchesStrconv(t *testing.T) {
 	}
 }
 
-func TestIsRealMatchesStrconv(t *testing.T) {
+// readsReal reports whether realEnd reads all of s as the text of a <real>.
+func readsReal(s string) bool {
+	return realEnd([]byte(s+"</real>"), 0) == len(s)
+}
+
+func TestRealEndMatchesStrconv(t *testing.T) {
 	long := "1" + strings.Repeat("0", 250)
 	for _, s := range []string{"0", "0.5", "-0.5", "1.02287e+09", "1e99", "1e-99", "1e308", "1.7976931348623157e+308", "1.7976931348623159e+308",
 		"1.8e308", "-1.8e308", "1e400", "1e-400", "0e999", "1e0999", long, long + "e+58", long + "e+57", long + ".5e-5", "nan", "inf", "-inf"} {
 		_, err := strconv.ParseFloat(s, 64)
-		if isReal([]byte(s)) != (err == nil) {
-			t.Errorf("isReal(%q) is %v, but strconv says %v", s, isReal([]byte(s)), err)
+		if readsReal(s) != (err == nil) {
+			t.Errorf("realEnd reads %q: %v, but strconv says %v", s, readsReal(s), err)
 		}
 	}
-	for _, s := range []string{"", "-", ".5", "5.", "1e", "1e+", "+1", "5E-1x", "0x10", "Infinity", "-nan", "1_000"} {
-		if isReal([]byte(s)) {
-			t.Errorf("isReal(%q) is true", s)
+	for _, s := range []string{"", "-", ".5", "5.", "1e", "1e+", "+1", "5E-1x", "0x10", "Infinity", "-nan", "nanx", "1_000"} {
+		if readsReal(s) {
+			t.Errorf("realEnd reads %q", s)
 		}
 	}
 }
