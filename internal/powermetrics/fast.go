@@ -103,89 +103,243 @@ func (s *scan) key() (k []byte, done, ok bool) {
 	if s.litString("</dict>") {
 		return nil, true, true
 	}
-	if !s.litString("<key>") {
+	end := -1
+	if len(s.b)-s.i >= minTail {
+		end = keyEnd(s.b, s.i)
+	}
+	if end < 0 {
 		return nil, false, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
-			s.i++
-			continue
-		}
-		break
-	}
-	if s.i == start {
-		return nil, false, false
-	}
-	k = s.b[start:s.i]
-	if !s.litString("</key>") {
-		return nil, false, false
-	}
+	k, s.i = s.b[s.i+len("<key>"):end-len("</key>")], end
 	s.ws()
 	return k, false, true
 }
 
-// valueTags are the opening tags of the values the fast path reads; those
-// with a closing tag hold text up to it, the others stand alone or open a
-// dict or array.
-var valueTags = []struct {
-	open, close string
-	k           kind
-}{
-	{"<integer>", "</integer>", kInteger},
-	{"<real>", "</real>", kReal},
-	{"<string>", "</string>", kString},
-	{"<dict>", "", kDict},
-	{"<array>", "", kArray},
-	{"<true/>", "", kTrue},
-	{"<false/>", "", kFalse},
-	{"<date>", "</date>", kDate},
-	{"<dict/>", "", kEmptyDict},
-	{"<array/>", "", kEmptyArray},
+// keyByte marks the bytes a key may hold, the letters, digits and _ of
+// powermetrics's keys: a table, as every byte of every key goes through it.
+var keyByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	return t
+}()
+
+// keyEnd reads <key>name</key> at b[i], which has minTail bytes from i,
+// and returns the index after it, or -1.
+func keyEnd(b []byte, i int) int {
+	j := i + len("<key>") + keyLen(b[i+len("<key>"):])
+	if j == i+len("<key>") || string(b[i:i+5]) != "<key>" || len(b)-j < minTail || string(b[j:j+6]) != "</key>" {
+		return -1
+	}
+	return j + len("</key>")
+}
+
+// keyLen returns how many bytes at the start of r a key may hold.
+func keyLen(r []byte) int {
+	n := 0
+	for n < len(r) && keyByte[r[n]] {
+		n++
+	}
+	return n
+}
+
+// has reports whether b holds lit at i. lit is a constant at every call,
+// which the compiler compares a word at a time, up to 8 bytes: longer
+// tags are checked in two parts, as a call to memequal costs more than the
+// rest of reading an element.
+func has(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// white space.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == '\n' || b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipDigits returns the index of the first byte at or after i that is not
+// a digit.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' < 10 {
+		i++
+	}
+	return i
 }
 
 // value reads the next value's opening tag and, for a scalar, its text
 // and closing tag. A dict or array is left open for the caller.
 func (s *scan) value() (kind, []byte) {
-	k, close := kInvalid, ""
-	for _, t := range valueTags {
-		if s.litString(t.open) {
-			k, close = t.k, t.close
-			break
-		}
-	}
-	if close == "" {
-		return k, nil
-	}
-	n := bytes.IndexByte(s.b[s.i:], '<')
-	if n < 0 {
-		return kInvalid, nil
-	}
-	text := s.b[s.i : s.i+n]
-	s.i += n
-	if !s.litString(close) {
-		return kInvalid, nil
-	}
-	switch k {
-	case kInteger:
-		if !isInteger(text) {
-			return kInvalid, nil
-		}
-	case kReal:
-		if !isReal(text) {
-			return kInvalid, nil
-		}
-	case kString:
-		if !isText(text) {
-			return kInvalid, nil
-		}
-	case kDate:
-		if _, err := time.ParseInLocation(time.RFC3339, string(text), time.UTC); err != nil {
-			return kInvalid, nil
-		}
+	k, text, next := valueAt(s.b, s.i)
+	if k != kInvalid {
+		s.i = next
 	}
 	return k, text
+}
+
+// valueAt reads the value whose opening tag is at b[i], choosing the tag by
+// the byte after its <, and for a scalar its text, checked for its type,
+// and closing tag. next is the index after what it read, which for a dict
+// or array is its opening tag.
+func valueAt(b []byte, i int) (k kind, text []byte, next int) {
+	if len(b)-i < 2 {
+		return kInvalid, nil, -1
+	}
+	end := -1
+	switch b[i+1] {
+	case 'i':
+		if has(b, i, "<integer") && has(b, i+8, ">") {
+			k, i = kInteger, i+len("<integer>")
+			end = integerEnd(b, i)
+		}
+	case 'r':
+		if has(b, i, "<real>") {
+			k, i = kReal, i+len("<real>")
+			end = realEnd(b, i)
+		}
+	case 's':
+		if has(b, i, "<string>") {
+			k, i = kString, i+len("<string>")
+			end = stringEnd(b, i)
+		}
+	case 'd':
+		if has(b, i, "<date>") {
+			k, i = kDate, i+len("<date>")
+			end = dateEnd(b, i)
+		}
+	}
+	if k == kInvalid {
+		k, next = tagAt(b, i)
+		return k, nil, next
+	}
+	if end < 0 {
+		return kInvalid, nil, -1
+	}
+	if next = closeEnd(b, end, k); next < 0 {
+		return kInvalid, nil, -1
+	}
+	return k, b[i:end], next
+}
+
+// closeEnd reads the closing tag of a scalar of kind k at b[i] and returns
+// the index after it, or -1.
+func closeEnd(b []byte, i int, k kind) int {
+	switch {
+	case k == kInteger && has(b, i, "</intege") && has(b, i+8, "r>"):
+		return i + len("</integer>")
+	case k == kReal && has(b, i, "</real>"):
+		return i + len("</real>")
+	case k == kString && has(b, i, "</string") && has(b, i+8, ">"):
+		return i + len("</string>")
+	case k == kDate && has(b, i, "</date>"):
+		return i + len("</date>")
+	}
+	return -1
+}
+
+// tagAt reads the opening tag of a dict or array, or a value that is a
+// tag alone, at b[i], and returns its kind and the index after it.
+func tagAt(b []byte, i int) (kind, int) {
+	switch {
+	case has(b, i, "<dict>"):
+		return kDict, i + len("<dict>")
+	case has(b, i, "<array>"):
+		return kArray, i + len("<array>")
+	case has(b, i, "<true/>"):
+		return kTrue, i + len("<true/>")
+	case has(b, i, "<false/>"):
+		return kFalse, i + len("<false/>")
+	case has(b, i, "<dict/>"):
+		return kEmptyDict, i + len("<dict/>")
+	case has(b, i, "<array/>"):
+		return kEmptyArray, i + len("<array/>")
+	}
+	return kInvalid, -1
+}
+
+// integerEnd returns the index after the text of an <integer> at b[i], as
+// isInteger accepts it, or -1. The digits end where the text does, at a <.
+func integerEnd(b []byte, i int) int {
+	d := i
+	if d < len(b) && b[d] == '-' {
+		d++
+	}
+	end := skipDigits(b, d)
+	if end == d || end-d > 18 && !isInteger(b[i:end]) {
+		return -1
+	}
+	return end
+}
+
+// realEnd returns the index after the text of a <real> at b[i], as
+// strconv.ParseFloat reads it, or -1. It accepts what powermetrics writes
+// with %g: -?d+(.d+)?(e[+-]?d+)?, nan, inf and -inf. The grammar holds no
+// <, so the text ends where the grammar does. A real beyond float64's
+// range makes strconv.ParseFloat, and so the full decoder, refuse the whole
+// document, even where exopower skips the real: one of at most 200 bytes
+// with an exponent of at most two digits is below 10^299, well within,
+// and only others are parsed to check.
+func realEnd(b []byte, i int) int {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if d := skipDigits(b, i); d > i {
+		i = d
+	} else if has(b, start, "nan<") || has(b, start, "inf<") || has(b, start, "-inf<") {
+		return start + bytes.IndexByte(b[start:], '<')
+	} else {
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		d := skipDigits(b, i+1)
+		if d == i+1 {
+			return -1
+		}
+		i = d
+	}
+	expDigits := 0
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := skipDigits(b, i)
+		if expDigits = d - i; expDigits == 0 {
+			return -1
+		}
+		i = d
+	}
+	if i-start > 200 || expDigits > 2 {
+		if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
+			return -1
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index after the text of a <string> at b[i], as
+// isText accepts it, or -1.
+func stringEnd(b []byte, i int) int {
+	n := bytes.IndexByte(b[i:], '<')
+	if n < 0 || !isText(b[i:i+n]) {
+		return -1
+	}
+	return i + n
+}
+
+// dateEnd returns the index after the text of a <date> at b[i], an RFC
+// 3339 time as the full decoder reads it, or -1.
+func dateEnd(b []byte, i int) int {
+	n := bytes.IndexByte(b[i:], '<')
+	if n < 0 {
+		return -1
+	}
+	if _, err := time.ParseInLocation(time.RFC3339, string(b[i:i+n]), time.UTC); err != nil {
+		return -1
+	}
+	return i + n
 }
 
 // dict reads the entries of a dict whose opening tag has been read, up to
@@ -206,25 +360,140 @@ func (s *scan) dict(take func(k []byte, v kind, text []byte) bool) bool {
 	}
 }
 
-// skip passes over a value whose opening tag value has read.
+// skip passes over a value whose opening tag value has read: nothing more
+// for a scalar, everything up to its closing tag for a dict or array.
 func (s *scan) skip(k kind) bool {
 	switch k {
 	case kInvalid:
 		return false
-	case kDict:
-		return s.dict(func(_ []byte, v kind, _ []byte) bool { return s.skip(v) })
-	case kArray:
-		for {
-			s.ws()
-			if s.litString("</array>") {
-				return true
-			}
-			if v, _ := s.value(); !s.skip(v) {
-				return false
-			}
+	case kDict, kArray:
+		i := skipNested(s.b, s.i, k)
+		if i < 0 {
+			return false
 		}
+		s.i = i
 	}
 	return true
+}
+
+// maxSkipDepth is how deep skipNested follows dicts and arrays, the bits of
+// its stack; powermetrics nests a few levels, and deeper documents go to
+// the full decoder.
+const maxSkipDepth = 64
+
+// minTail is fewer than the bytes from the start of any tag inside the top
+// dict to the end of a document in shape, whose </dict></plist> (15 bytes)
+// follow the tag. Where fewer are left, the document goes to the full
+// decoder; where minTail are, a tag of up to minTail bytes is compared
+// without a check of the length.
+const minTail = 16
+
+// skipNested passes over the rest of a dict (or an array) whose opening tag
+// ends at b[i], and returns the index after its closing tag, or -1. Most of
+// a document is skipped, so this is one loop over it, reading the common
+// elements inline, rather than calls per element: a bit stack, set for a
+// dict, tells each level's closing tag and whether its values have keys.
+// Every tag it reads has minTail bytes from its start, which spares most
+// checks of the document's length.
+func skipNested(b []byte, i int, k kind) int {
+	stack := dictBit(k)
+	for depth := 1; ; {
+		if i = skipWS(b, i); len(b)-i < minTail {
+			return -1
+		}
+		if b[i+1] == '/' {
+			if i = nestedCloseEnd(b, i, stack); i < 0 || depth == 1 {
+				return i
+			}
+			depth--
+			stack >>= 1
+			continue
+		}
+		if stack&1 != 0 {
+			if string(b[i:i+5]) != "<key>" {
+				return -1
+			}
+			i += 5
+			start := i
+			for i < len(b) && keyByte[b[i]] {
+				i++
+			}
+			if i == start || len(b)-i < minTail || string(b[i:i+6]) != "</key>" {
+				return -1
+			}
+			if i = skipWS(b, i+6); len(b)-i < minTail {
+				return -1
+			}
+		}
+		if b[i+1] == 'i' && string(b[i:i+8]) == "<integer" && b[i+8] == '>' {
+			if end := shortIntegerEnd(b, i+9); end >= 0 {
+				if len(b)-end < minTail || string(b[end:end+8]) != "</intege" || string(b[end+8:end+10]) != "r>" {
+					return -1
+				}
+				i = end + len("</integer>")
+				continue
+			}
+		}
+		if b[i+1] == 'r' && string(b[i:i+6]) == "<real>" {
+			if i = realEnd(b, i+6); i < 0 || !has(b, i, "</real>") {
+				return -1
+			}
+			i += len("</real>")
+			continue
+		}
+		k, _, next := valueAt(b, i)
+		switch k {
+		case kInvalid:
+			return -1
+		case kDict, kArray:
+			if depth == maxSkipDepth {
+				return -1
+			}
+			depth++
+			stack = stack<<1 | dictBit(k)
+		}
+		i = next
+	}
+}
+
+// nestedCloseEnd reads at b[i], which has minTail bytes from i, the
+// closing tag of the dict or array whose bit tops skipNested's stack, and
+// returns the index after it, or -1.
+func nestedCloseEnd(b []byte, i int, stack uint64) int {
+	if stack&1 != 0 && string(b[i:i+7]) == "</dict>" {
+		return i + len("</dict>")
+	}
+	if stack&1 == 0 && string(b[i:i+8]) == "</array>" {
+		return i + len("</array>")
+	}
+	return -1
+}
+
+// dictBit is the bit of skipNested's stack for k, a dict or an array.
+func dictBit(k kind) uint64 {
+	if k == kDict {
+		return 1
+	}
+	return 0
+}
+
+// shortIntegerEnd returns the index after the text of an <integer> at b[i]
+// if it is a base-10 integer that isInteger accepts whatever its digits,
+// up to 19 of them or 18 after a '-', or else -1, leaving others to
+// valueAt.
+func shortIntegerEnd(b []byte, i int) int {
+	most := 19
+	if i < len(b) && b[i] == '-' {
+		i, most = i+1, 18
+	}
+	d := i
+	for i < len(b) && b[i]-'0' < 10 {
+		i++
+	}
+	if n := i - d; n == 0 || n > most {
+		return -1
+	}
+	return i
 }
 
 func (s *scan) topDict(d *document) bool {
@@ -369,69 +638,6 @@ func isInteger(t []byte) bool {
 		}
 	}
 	return true
-}
-
-// isReal accepts what powermetrics writes with %g, a subset of what
-// strconv.ParseFloat reads: -?d+(.d+)?(e[+-]?d+)?, nan and inf, within
-// float64's range (see realFits).
-func isReal(t []byte) bool {
-	switch string(t) {
-	case "nan", "inf", "-inf":
-		return true
-	}
-	i := 0
-	if i < len(t) && t[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		start := i
-		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	if !digits() {
-		return false
-	}
-	if i < len(t) && t[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
-		i++
-		if i < len(t) && (t[i] == '+' || t[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return i == len(t) && realFits(t)
-}
-
-// realFits reports whether t, which isReal's grammar accepts, is within
-// float64's range: strconv.ParseFloat, and so the full decoder, refuses a
-// real beyond it, even one that exopower skips. One of at most 200 bytes
-// with an exponent of at most two digits is below 10^299, well within, and
-// is not parsed; powermetrics writes no other.
-func realFits(t []byte) bool {
-	if len(t) <= 200 {
-		e := bytes.IndexAny(t, "eE")
-		if e < 0 {
-			return true
-		}
-		exp := t[e+1:]
-		if exp[0] == '+' || exp[0] == '-' {
-			exp = exp[1:]
-		}
-		if len(exp) <= 2 {
-			return true
-		}
-	}
-	_, err := strconv.ParseFloat(string(t), 64)
-	return err == nil
 }
 
 // isText accepts the text of a <string> that encoding/xml, under the full

@@ -114,60 +114,70 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 }
 
-// Values inside the dicts and arrays the fast path skips, which it reads
-// in a loop of its own: each change keeps the document in the fast path
-// (fast) or sends it to the full decoder, and both agree.
+// skippedChanges change values inside the dicts and arrays the fast path
+// skips, which it reads in a loop of its own: an integer, a real, a key
+// and a closing tag deep in a cluster's dvfm_states. Each keeps the
+// document in the fast path (fast) or sends it to the full decoder.
+var skippedChanges = []struct {
+	old, new string
+	fast     bool
+}{
+	{freqEntry, "<key>freq</key><integer>123456789012345678</integer>", true},
+	{freqEntry, "<key>freq</key><integer>-123456789012345678</integer>", true},
+	{freqEntry, "<key>freq</key><integer>1234567890123456789</integer>", true},
+	{freqEntry, "<key>freq</key><integer>18446744073709551615</integer>", true},
+	{freqEntry, "<key>freq</key><integer>18446744073709551616</integer>", false},
+	{freqEntry, "<key>freq</key><integer>-9223372036854775808</integer>", false},
+	{freqEntry, "<key>freq</key><integer>0x10</integer>", false},
+	{freqEntry, "<key>freq</key><integer>+600</integer>", false},
+	{freqEntry, "<key>freq</key><integer></integer>", false},
+	{freqEntry, "<key>freq</key><integer>-</integer>", false},
+	{freqEntry, "<key>freq</key><integer/>", false},
+	{freqEntry, "<key>freq</key><integer>600 </integer>", false},
+	{freqEntry, "<key>freq</key><integer>600</integr>", false},
+	{freqEntry, "<key>freq</key><integer><dict></dict>", false}, // an opening tag, then another value
+	{freqEntry, "<key>freq</key><integer><true/></integer>", false},
+	{freqEntry, "<key>freq</key>\n <integer>600</integer>", true},
+	{freqEntry, "<key>freq</key><dict/>", true},
+	{freqEntry, "<key>freq</key><array/>", true},
+	{freqEntry, "<key>freq</key><array><true/><false/><dict/><array/></array>", true},
+	{freqEntry, "<key>freq</key>" + strings.Repeat("<array>", 70) + strings.Repeat("</array>", 70), false}, // deeper than the fast path follows
+	{freqEntry, "<key>freq</key><date>2025-07-08T05:36:24Z</date>", true},
+	{freqEntry, "<key>freq</key><date>2025-13-08T05:36:24Z</date>", false},
+	{freqEntry, "<key>freq</key><string>a &amp; b</string>", true},
+	{freqEntry, "<key>freq</key><string>a & b</string>", false},
+	{freqEntry, "<key>freq</key><data>AAAA</data>", false},
+	{freqEntry, "<key>freq</key>", false},        // a key without a value
+	{freqEntry, "<integer>600</integer>", false}, // a value without a key
+	{freqEntry, "<key>fr-eq</key><integer>600</integer>", false},
+	{freqEntry, "<key>CF$UID</key><integer>600</integer>", false},
+	{freqEntry, "<key></key><integer>600</integer>", false},
+	{freqEntry, "<key>freq</keys><integer>600</integer>", false},
+	{freqEntry, "<key>freq</key><integer>600</integer></array>", false},
+	{ratioEntry, "<key>used_ratio</key><real>nan</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>-inf</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>-1.5E-07</real>", true},
+	{ratioEntry, "<key>used_ratio</key><real>1e400</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>-nan</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>.5</real>", false},
+	{ratioEntry, "<key>used_ratio</key><real>0</reel>", false},
+	{"</dict>\n<dict>", "</array>\n<dict>", false},
+}
+
+const (
+	freqEntry  = "<key>freq</key><integer>600</integer>"
+	ratioEntry = "<key>used_ratio</key><real>0</real>"
+)
+
+// Values inside skipped dicts and arrays: the fast path and the full
+// decoder agree on each change, and the fast path keeps those it should.
 func TestFastPathSkipsAsTheFullDecoderReads(t *testing.T) {
 	b, err := os.ReadFile("../../testdata/fake-m1-compact.plist")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := documents(b)[0]
-	const freq, ratio = "<key>freq</key><integer>600</integer>", "<key>used_ratio</key><real>0</real>"
-	for _, c := range []struct {
-		old, new string
-		fast     bool
-	}{
-		{freq, "<key>freq</key><integer>123456789012345678</integer>", true},
-		{freq, "<key>freq</key><integer>-123456789012345678</integer>", true},
-		{freq, "<key>freq</key><integer>1234567890123456789</integer>", true},
-		{freq, "<key>freq</key><integer>18446744073709551615</integer>", true},
-		{freq, "<key>freq</key><integer>18446744073709551616</integer>", false},
-		{freq, "<key>freq</key><integer>-9223372036854775808</integer>", false},
-		{freq, "<key>freq</key><integer>0x10</integer>", false},
-		{freq, "<key>freq</key><integer>+600</integer>", false},
-		{freq, "<key>freq</key><integer></integer>", false},
-		{freq, "<key>freq</key><integer>-</integer>", false},
-		{freq, "<key>freq</key><integer/>", false},
-		{freq, "<key>freq</key><integer>600 </integer>", false},
-		{freq, "<key>freq</key><integer>600</integr>", false},
-		{freq, "<key>freq</key><integer><dict></dict>", false}, // an opening tag, then another value
-		{freq, "<key>freq</key><integer><true/></integer>", false},
-		{freq, "<key>freq</key>\n <integer>600</integer>", true},
-		{freq, "<key>freq</key><dict/>", true},
-		{freq, "<key>freq</key><array/>", true},
-		{freq, "<key>freq</key><array><true/><false/><dict/><array/></array>", true},
-		{freq, "<key>freq</key><date>2025-07-08T05:36:24Z</date>", true},
-		{freq, "<key>freq</key><date>2025-13-08T05:36:24Z</date>", false},
-		{freq, "<key>freq</key><string>a &amp; b</string>", true},
-		{freq, "<key>freq</key><string>a & b</string>", false},
-		{freq, "<key>freq</key><data>AAAA</data>", false},
-		{freq, "<key>freq</key>", false},        // a key without a value
-		{freq, "<integer>600</integer>", false}, // a value without a key
-		{freq, "<key>fr-eq</key><integer>600</integer>", false},
-		{freq, "<key>CF$UID</key><integer>600</integer>", false},
-		{freq, "<key></key><integer>600</integer>", false},
-		{freq, "<key>freq</keys><integer>600</integer>", false},
-		{freq, "<key>freq</key><integer>600</integer></array>", false},
-		{ratio, "<key>used_ratio</key><real>nan</real>", true},
-		{ratio, "<key>used_ratio</key><real>-inf</real>", true},
-		{ratio, "<key>used_ratio</key><real>-1.5E-07</real>", true},
-		{ratio, "<key>used_ratio</key><real>1e400</real>", false},
-		{ratio, "<key>used_ratio</key><real>-nan</real>", false},
-		{ratio, "<key>used_ratio</key><real>.5</real>", false},
-		{ratio, "<key>used_ratio</key><real>0</reel>", false},
-		{"</dict>\n<dict>", "</array>\n<dict>", false},
-	} {
+	for _, c := range skippedChanges {
 		mutated := bytes.Replace(doc, []byte(c.old), []byte(c.new), 1)
 		if bytes.Equal(mutated, doc) {
 			t.Errorf("%q is not in the document", c.old)
@@ -310,18 +320,23 @@ func TestIsIntegerMatchesStrconv(t *testing.T) {
 	}
 }
 
-func TestIsRealMatchesStrconv(t *testing.T) {
+// readsReal reports whether realEnd reads all of s as the text of a <real>.
+func readsReal(s string) bool {
+	return realEnd([]byte(s+"</real>"), 0) == len(s)
+}
+
+func TestRealEndMatchesStrconv(t *testing.T) {
 	long := "1" + strings.Repeat("0", 250)
 	for _, s := range []string{"0", "0.5", "-0.5", "1.02287e+09", "1e99", "1e-99", "1e308", "1.7976931348623157e+308", "1.7976931348623159e+308",
 		"1.8e308", "-1.8e308", "1e400", "1e-400", "0e999", "1e0999", long, long + "e+58", long + "e+57", long + ".5e-5", "nan", "inf", "-inf"} {
 		_, err := strconv.ParseFloat(s, 64)
-		if isReal([]byte(s)) != (err == nil) {
-			t.Errorf("isReal(%q) is %v, but strconv says %v", s, isReal([]byte(s)), err)
+		if readsReal(s) != (err == nil) {
+			t.Errorf("realEnd reads %q: %v, but strconv says %v", s, readsReal(s), err)
 		}
 	}
-	for _, s := range []string{"", "-", ".5", "5.", "1e", "1e+", "+1", "5E-1x", "0x10", "Infinity", "-nan", "1_000"} {
-		if isReal([]byte(s)) {
-			t.Errorf("isReal(%q) is true", s)
+	for _, s := range []string{"", "-", ".5", "5.", "1e", "1e+", "+1", "5E-1x", "0x10", "Infinity", "-nan", "nanx", "1_000"} {
+		if readsReal(s) {
+			t.Errorf("realEnd reads %q", s)
 		}
 	}
 }
