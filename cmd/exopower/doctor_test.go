@@ -32,6 +32,17 @@ func aMac() system {
 	}
 }
 
+// answer makes the system answer one command line with out and err.
+func answer(s *system, cmdline, out string, err error) {
+	prev := s.output
+	s.output = func(ctx context.Context, name string, args ...string) (string, error) {
+		if strings.Join(append([]string{name}, args...), " ") == cmdline {
+			return out, err
+		}
+		return prev(ctx, name, args...)
+	}
+}
+
 // Each check of the doctor can fail, and says how to fix it.
 func TestEveryDoctorCheckCanFail(t *testing.T) {
 	tests := []struct {
@@ -42,31 +53,13 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 		{"all pass on an Apple Silicon Mac as root", func(*system) {}, []string{"ok    macOS          15.5 (24F74)", "ok    Apple Silicon  Apple M4 Pro", "exopower can measure on this machine"}},
 		{"macOS fails elsewhere", func(s *system) { s.goos = "linux" }, []string{"FAIL  macOS          this is linux", "fix: exopower measures on macOS"}},
 		{"macOS fails when sw_vers does", func(s *system) {
-			out := s.output
-			s.output = func(ctx context.Context, name string, args ...string) (string, error) {
-				if name == "sw_vers" {
-					return "", errors.New("exit status 1")
-				}
-				return out(ctx, name, args...)
-			}
+			answer(s, "sw_vers -productVersion", "", errors.New("exit status 1"))
 		}, []string{"FAIL  macOS          sw_vers failed: exit status 1"}},
 		{"Apple Silicon fails under Rosetta", func(s *system) {
-			out := s.output
-			s.output = func(ctx context.Context, name string, args ...string) (string, error) {
-				if len(args) == 2 && args[1] == "sysctl.proc_translated" {
-					return "1", nil
-				}
-				return out(ctx, name, args...)
-			}
+			answer(s, "sysctl -n sysctl.proc_translated", "1", nil)
 		}, []string{"FAIL  Apple Silicon  Apple M4 Pro, but exopower runs under Rosetta", "fix: install the arm64 build"}},
 		{"Apple Silicon fails on an Intel Mac", func(s *system) {
-			out := s.output
-			s.output = func(ctx context.Context, name string, args ...string) (string, error) {
-				if len(args) == 2 && args[1] == "machdep.cpu.brand_string" {
-					return "Intel(R) Core(TM) i9-9880H", nil
-				}
-				return out(ctx, name, args...)
-			}
+			answer(s, "sysctl -n machdep.cpu.brand_string", "Intel(R) Core(TM) i9-9880H", nil)
 		}, []string{"FAIL  Apple Silicon  Intel(R) Core(TM) i9-9880H: an Intel Mac"}},
 		{"powermetrics fails when it is not found", func(s *system) {
 			s.lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
@@ -76,13 +69,7 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 			"fix:   ada ALL=(root) NOPASSWD: /usr/bin/powermetrics"}},
 		{"privileges pass without root when sudo -n will run powermetrics", func(s *system) {
 			s.euid = 501
-			out := s.output
-			s.output = func(ctx context.Context, name string, args ...string) (string, error) {
-				if name == "sudo" && strings.Join(args, " ") == "-n -l /usr/bin/powermetrics" {
-					return "/usr/bin/powermetrics", nil
-				}
-				return out(ctx, name, args...)
-			}
+			answer(s, "sudo -n -l /usr/bin/powermetrics", "/usr/bin/powermetrics", nil)
 		}, []string{"ok    privileges     not root: exopower runs powermetrics through sudo -n"}},
 		{"the test sample fails when powermetrics does", func(s *system) {
 			s.sample = func(context.Context, string) check {

@@ -84,10 +84,7 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetr
 	if !w.End.After(sp.Start) {
 		return Totals{}, false
 	}
-	if !sp.resolved {
-		sp.begin, _ = l.at(sp.Start)
-		sp.resolved = true
-	}
+	sp.resolve(l)
 	sp.recent[sp.nrecent%recentSize] = undo{start: w.Start, peak: sp.peak, samples: sp.samples}
 	sp.nrecent++
 	sp.peak = sp.peak.Max(w.Power)
@@ -107,13 +104,19 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetr
 	}, true
 }
 
-// reading is the span's energy, coverage, peak and samples over
-// [Start, end]. ok is false when end is older than the windows kept.
-func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool) {
+// resolve reads E and C at the span's start, once: when the first window
+// that reaches past it arrives, or at the end if none did.
+func (sp *Span) resolve(l *ledger) {
 	if !sp.resolved {
 		sp.begin, _ = l.at(sp.Start)
 		sp.resolved = true
 	}
+}
+
+// reading is the span's energy, coverage, peak and samples over
+// [Start, end]. ok is false when end is older than the windows kept.
+func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool) {
+	sp.resolve(l)
 	t, ok := l.at(end)
 	if !ok {
 		t = l.live
