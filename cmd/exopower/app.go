@@ -164,9 +164,19 @@ func powermetricsPath(flag string, getenv func(string) string) string {
 	return powermetrics.DefaultPath
 }
 
+// The range of --interval. powermetrics samples no faster than every
+// 10 ms and takes whole milliseconds; an hour is already far longer than
+// any window worth reading live, and the bound keeps every sum of
+// intervals (the waits for a first and a last window) far from overflow.
+const (
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
+)
+
 func (o *commonOptions) validate() error {
-	if o.interval < 10*time.Millisecond {
-		return fail(fmt.Errorf("--interval %v is too short", o.interval), "use 10ms or more; 100ms suits most commands")
+	if o.interval < minInterval || o.interval > maxInterval {
+		return fail(fmt.Errorf("--interval %v is out of range: it takes %v to %v", o.interval, minInterval, maxInterval),
+			"100ms suits most commands, 1s a live view")
 	}
 	if o.interval%time.Millisecond != 0 {
 		return fail(fmt.Errorf("--interval %v is not a whole number of milliseconds", o.interval), "powermetrics takes whole milliseconds, such as 100ms")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -53,8 +52,11 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if o.count < 0 || o.duration < 0 {
-		return fail(errors.New("--count and --duration cannot be negative (0, the default, means no limit)"))
+	if o.count < 0 {
+		return fail(fmt.Errorf("--count %d is out of range: it takes 0 (no limit, the default) or more samples", o.count))
+	}
+	if o.duration < 0 {
+		return fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
 	}
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
 	meter, err := startSource(startCtx, s, o)
