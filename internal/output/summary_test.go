@@ -209,6 +209,8 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 			s.EnergyJoules.Total, s.Source = 36, Source{Tool: "powermetrics"}
 		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + strings.Replace(table, "12.50 J", "36.00 J", 1) +
 			"            total 0.01 Wh\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
+		{"with one sample, in the singular", func(s *Summary) { s.Samples = 1 },
+			"exopower\n  duration  2.500 s   1 sample, 99.8% covered\n" + table + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sum := NewSummary(testResult(), time.Time{}, time.Second)

@@ -31,7 +31,7 @@ func WriteText(w io.Writer, sum *Summary, st *Styles) error {
 		}
 		row("exit", status)
 	}
-	row("duration", fmt.Sprintf("%s   %d samples, %s covered", Seconds(float64(sum.DurationSeconds)), sum.Samples, Percent(float64(sum.Coverage))))
+	row("duration", fmt.Sprintf("%s   %s, %s covered", Seconds(float64(sum.DurationSeconds)), Count(sum.Samples, "sample"), Percent(float64(sum.Coverage))))
 	writeTable(&b, sum, st)
 	if wh := float64(sum.EnergyJoules.Total) / 3600; wh >= 0.01 {
 		row("", fmt.Sprintf("total %.3g Wh", wh))
@@ -130,4 +130,12 @@ func ShellQuote(argv []string) string {
 		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// Count writes n things, in the singular for one: "1 sample", "2 samples".
+func Count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
