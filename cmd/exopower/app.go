@@ -24,8 +24,6 @@ const (
 	// powermetrics missing or refusing, no sample, output not written).
 	// The command was not started, unless the message says otherwise.
 	exitFailure = 125
-	// exitInterrupted: ended by a second Ctrl-C (SIGINT, SIGTERM, SIGHUP).
-	exitInterrupted = 130
 )
 
 // streams are the process's standard streams and environment, passed

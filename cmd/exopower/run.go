@@ -152,9 +152,8 @@ func (o *runOptions) finish(s *streams, res sampler.Result, t0 time.Time, exit c
 	if err := writeSummary(s, sum, &o.commonOptions, o.output, id); err != nil {
 		return err
 	}
-	if signals > 1 {
-		return &statusError{code: exitInterrupted}
-	}
+	// Even after a second Ctrl-C killed it, the status is the command's,
+	// as the summary's exit_code says: one answer to "how did it end".
 	if exit.Status != 0 {
 		return &statusError{code: exit.Status}
 	}
