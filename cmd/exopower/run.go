@@ -101,7 +101,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if err != nil {
 		return child.Command{}, err
 	}
-	path, err := child.Look(o.argv[0], s.Getenv("PATH"))
+	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)
 	if err != nil {
 		return child.Command{}, err
 	}

@@ -1,28 +1,36 @@
 package child
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 )
 
 // Look finds the command name as a shell would, in the directories of
 // pathList (the value of PATH) unless name has a slash in it, so that a
 // missing or unusable command is reported before anything is measured.
-// It returns the path to start, or an *Error with status 127 when there
-// is no such command and 126 when it cannot be executed. PATH is the
-// caller's to give: this package does not read the environment.
-func Look(name, pathList string) (string, error) {
+// cred is who the command will run as (nil: exopower's own user): under
+// sudo the checks are the invoking user's, not root's, so that a file
+// only root may run is refused before anything starts. It returns the
+// path to start, or an *Error with status 127 when there is no such
+// command (or a script's interpreter is missing, as zsh and bash say) and
+// 126 when it cannot be executed. PATH is the caller's to give: this
+// package does not read the environment.
+func Look(name, pathList string, cred *syscall.Credential) (string, error) {
 	if strings.Contains(name, "/") {
-		// exec.LookPath does not search PATH for a name with a slash: it
-		// only checks, as exec will, that the file can be executed.
-		if _, err := exec.LookPath(name); err != nil {
+		// A name with a slash is not searched for: it is only checked, as
+		// exec will, that the file can be executed.
+		if err := usable(name, cred); err != nil {
 			return "", startFailure(name, err)
 		}
-		return name, nil
+		return found(name)
 	}
 	for _, dir := range filepath.SplitList(pathList) {
 		if dir == "" {
@@ -33,7 +41,7 @@ func Look(name, pathList string) (string, error) {
 		if !strings.Contains(path, "/") {
 			path = "./" + path
 		}
-		if _, err := exec.LookPath(path); err != nil {
+		if usable(path, cred) != nil {
 			// As a shell does: something by that name that cannot be
 			// executed does not hide one further on in PATH.
 			continue
@@ -44,9 +52,109 @@ func Look(name, pathList string) (string, error) {
 			// current directory chose.
 			return "", &Error{Status: statusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, exec.ErrDot)}
 		}
-		return path, nil
+		return found(path)
 	}
 	return "", &Error{Status: statusNotFound, Err: &notFoundError{name, exec.ErrNotFound}}
+}
+
+// found returns path, unless it is a script whose interpreter is missing.
+func found(path string) (string, error) {
+	if err := interpreterMissing(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// usable reports why path cannot be executed by cred (by exopower's own
+// user when nil), or nil when it can.
+func usable(path string, cred *syscall.Credential) error {
+	if cred == nil {
+		_, err := exec.LookPath(path)
+		return err
+	}
+	// access(2) would answer for root, who may run any file with an x bit.
+	// The kernel's own rule, for the user: every directory on the way
+	// searchable, the file a regular one with its x bit for that user.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if err := permitted(dir, cred, 1); err != nil {
+			return err
+		}
+		if dir == "/" {
+			break
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return syscall.EISDIR
+	}
+	return permitted(path, cred, 1)
+}
+
+// permitted checks the permission bits want (1: execute or search, 4:
+// read) of path for cred, as the kernel does: the owner's bits for the
+// owner, the group's for a member of the group, the others' for the rest.
+func permitted(path string, cred *syscall.Credential, want uint32) error {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	shift := 0
+	switch {
+	case st.Uid == cred.Uid:
+		shift = 6
+	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
+		shift = 3
+	}
+	if (uint32(st.Mode)>>shift)&want != want {
+		return &fs.PathError{Op: "exec", Path: path, Err: fs.ErrPermission}
+	}
+	return nil
+}
+
+// interpreterMissing returns an *Error with status 127 when path is a
+// script whose #! line names an interpreter that does not exist: exec
+// then fails with "no such file" for a file that is there, and the user
+// would look for the wrong one.
+func interpreterMissing(path string) error {
+	interp := interpreter(path)
+	if interp == "" {
+		return nil
+	}
+	if _, err := os.Stat(interp); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return &Error{Status: statusNotFound,
+		Err:   fmt.Errorf("%s: bad interpreter: %s: %w", path, interp, syscall.ENOENT),
+		hints: []string{"install " + interp + ", or change the first line of " + path + " to name an interpreter that is there"}}
+}
+
+// interpreter returns the program that a #! line at the start of path
+// names (the kernel takes the first word of the line), or "".
+func interpreter(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	head = head[:n]
+	if !bytes.HasPrefix(head, []byte("#!")) {
+		return ""
+	}
+	line, _, _ := bytes.Cut(head[2:], []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
 }
 
 // startFailure maps a failure to find or start the command to 127 when
@@ -54,6 +162,11 @@ func Look(name, pathList string) (string, error) {
 // the message ("permission denied"), as a shell words it.
 func startFailure(name string, err error) *Error {
 	if errors.Is(err, fs.ErrNotExist) {
+		if e, ok := interpreterMissing(name).(*Error); ok {
+			// The script is there and its interpreter went away since
+			// Look; say which is missing.
+			return e
+		}
 		return &Error{Status: statusNotFound, Err: &notFoundError{name, err}}
 	}
 	return &Error{Status: statusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, unwrapAll(err))}

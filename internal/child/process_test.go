@@ -256,7 +256,7 @@ func TestTheCommandRunsAsTheUserWhoRanSudo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := Look("id", "/usr/bin:/bin")
+	path, err := Look("id", "/usr/bin:/bin", id.Cred)
 	if err != nil {
 		t.Fatal(err)
 	}
