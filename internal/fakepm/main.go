@@ -31,7 +31,8 @@ Environment:
   FAKEPM_WRITE_BENCH_DOCS  write the benchmark documents to this folder and exit
   FAKEPM_MODE      comma-separated faults: notroot, needroot, empty, silent,
                    vm, ignore-signal, truncate-on-exit, die-after=N,
-                   exit-after=N, garbage-after=N
+                   exit-after=N, garbage-after=N, stall-after=N (write
+                   nothing more after N documents, yet stay running)
                    (needroot refuses unless root or FAKEPM_SUDOED=1, which a
                    stand-in sudo sets)
 `
@@ -125,7 +126,7 @@ func newFake(fl flags, stdout io.Writer, getenv func(string) string) (*fake, err
 		samplers: map[string]bool{},
 		layout:   Layouts["m1"],
 		indent:   getenv("FAKEPM_INDENT") == "1",
-		dieAfter: -1, exitAfter: -1, garbage: -1,
+		dieAfter: -1, exitAfter: -1, garbage: -1, stallAfter: -1,
 	}
 	for _, s := range strings.Split(fl.samplers, ",") {
 		f.samplers[strings.TrimSpace(s)] = true
@@ -176,6 +177,8 @@ type fake struct {
 	truncate  bool
 	dieAfter  int
 	exitAfter int
+	// stallAfter: a powermetrics that hangs mid-stream, alive but silent.
+	stallAfter int
 }
 
 func (f *fake) modes(s string) error {
@@ -202,6 +205,8 @@ func (f *fake) modes(s string) error {
 			f.truncate = true
 		case "die-after":
 			f.dieAfter = n
+		case "stall-after":
+			f.stallAfter = n
 		case "exit-after":
 			f.exitAfter = n
 		default:
@@ -250,6 +255,9 @@ func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer)
 	if f.written == f.garbage {
 		// Bytes that are no plist, ended as a document would be.
 		f.out.Write([]byte("\x00\x01\xfe\xffnot a plist\x00garbage</plist>\n"))
+	}
+	if f.written == f.stallAfter {
+		f.silent = true
 	}
 	switch {
 	case f.written == f.dieAfter:

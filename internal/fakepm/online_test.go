@@ -46,6 +46,7 @@ func TestOnlineLoopAnswersSampleAndStop(t *testing.T) {
 		{name: "die-after fails with status 3", args: []string{"-i", hour}, mode: "die-after=1", send: []string{"sample"}, wantCode: 3, wantDocs: 1},
 		{name: "silent writes nothing, even when asked", args: []string{"-i", "1"}, mode: "silent", send: []string{"sample", "sample", "stop"}},
 		{name: "truncate-on-exit cuts the last document short", args: []string{"-i", hour}, mode: "truncate-on-exit", send: []string{"sample", "stop"}, wantDocs: 1, cut: true},
+		{name: "stall-after writes nothing more after N, even when asked", args: []string{"-i", hour}, mode: "stall-after=2", send: []string{"sample", "sample", "sample", "sample", "stop"}, wantDocs: 2},
 		{name: "silent with truncate-on-exit still writes nothing", args: []string{"-i", hour}, mode: "silent,truncate-on-exit", send: []string{"stop"}},
 	}
 	for _, tt := range tests {
