@@ -75,13 +75,18 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		meter.Stop()
 		return err
 	}
-	exit, signals := waitCommand(s, p)
+	exit, signals, late := waitCommand(s, p)
+	// A signal now cuts the wait for the window that covers the end
+	// short: the user wants what was measured, at once.
 	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
-	if signals > 1 {
-		stopEnd() // the user wants out now: no wait for the last window
+	if signals > 1 || late {
+		stopEnd()
 	}
 	res := endMeasuring(endCtx, meter, span, exit.At)
-	stopEnd()
+	if (stopEnd() || late) && signals < 2 {
+		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
+			"the summary holds what was measured by then, and its coverage shows what was not")
+	}
 	return o.finish(s, res, span.Start, exit, signals, cmd.Identity)
 }
 
@@ -115,14 +120,20 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 }
 
 // waitCommand waits for the command to end. The first signal is passed on
-// to it; a second one kills it: the user wants out now.
-func waitCommand(s *streams, p *child.Process) (child.Exit, int) {
-	signals := 0
+// to it; a second one kills it: the user wants out now. late reports a
+// signal that came once the command had ended: it is meant for the wait
+// that follows, not for the command.
+func waitCommand(s *streams, p *child.Process) (exit child.Exit, signals int, late bool) {
 	for {
 		select {
 		case <-p.Done():
-			return p.Wait(), signals
+			return p.Wait(), signals, false
 		case sig := <-s.Signals:
+			select {
+			case <-p.Done():
+				return p.Wait(), signals, true
+			default:
+			}
 			signals++
 			if signals == 1 {
 				p.Forward(sig.(syscall.Signal))

@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
 )
 
 // exopowerCmd runs exopower as a real process (the test binary under the
@@ -178,4 +181,61 @@ func zombie(t *testing.T, pidfile string) bool {
 	s := string(stat)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// Ctrl-C after the command has ended, while exopower waits for the window
+// that covers the end, cuts the wait short: the summary of what was
+// measured comes at once, says why coverage is short, and the status is
+// still the command's. The fake stops writing after its second document
+// (the first sample and the one asked for at the start), so the covering
+// window never comes: without the interrupt exopower would wait out its
+// deadline (an hour's interval here) and say nothing of one.
+func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
+	cmd, dir := exopowerCmd(t, "run", "-i", "1h", "--", "sh", "-c", "echo $$ > cmd.pid; exit 3")
+	cmd.Env = append(cmd.Env, "FAKEPM_MODE=stall-after=2")
+	// The first sample comes at the end of the first window: ask for it.
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(stderr)
+	pmPid := filepath.Join(dir, "powermetrics.pid")
+	waitFile(t, pmPid)
+	requestFirstSample(t, pmPid)
+	cmdPid := filepath.Join(dir, "cmd.pid")
+	waitFile(t, cmdPid)
+	if err := processGone(cmdPid); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	seen := await(t, out, "total")
+	for l := range out {
+		seen = append(seen, l)
+	}
+	if code := exitCode(t, cmd.Wait()); code != 3 {
+		t.Errorf("exit status %d, want 3, the command's", code)
+	}
+	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted while waiting for the window that covers the command's end") {
+		t.Errorf("no warning of the interrupted wait in:\n%s", all)
+	}
+	assertGone(t, pmPid)
+}
+
+// requestFirstSample asks the fake powermetrics whose pid is in pidfile
+// for a sample, as exopower does at the edges of a run: with a long
+// interval, the first one would otherwise come at the end of the first
+// window.
+func requestFirstSample(t *testing.T, pidfile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, powermetrics.SampleSignal); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -63,6 +63,14 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, eu
 		}
 		return 0
 	}
+	offline := getenv("FAKEPM_OFFLINE") == "1"
+	var sample, stop chan os.Signal
+	if !offline {
+		// Before the pid file: whoever reads it may signal the fake at
+		// once, and a sample signal must not find it unprepared (SIGUSR1
+		// would end it).
+		sample, stop = f.signals()
+	}
 	if p := getenv("FAKEPM_PIDFILE"); p != "" {
 		os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	}
@@ -78,10 +86,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, eu
 	}
 	// Real powermetrics writes noise like this to stderr as it runs.
 	fmt.Fprintln(stderr, "proc_pidpath() for pid 1 failed with 3")
-	if getenv("FAKEPM_OFFLINE") == "1" {
+	if offline {
 		return f.offline(stderr)
 	}
-	return f.online(stderr)
+	return f.loop(sample, stop, stderr)
 }
 
 // flags are the powermetrics flags that the fake heeds.
@@ -269,18 +277,17 @@ func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer)
 	return true, 0
 }
 
-// online writes documents as the wall clock and signals say, as
-// powermetrics does.
-func (f *fake) online(stderr io.Writer) int {
-	sample := make(chan os.Signal, 1)
-	stop := make(chan os.Signal, 1)
+// signals catches the signals that the online fake answers, as
+// powermetrics does: the sample signal and the ones that stop it.
+func (f *fake) signals() (sample, stop chan os.Signal) {
+	sample, stop = make(chan os.Signal, 1), make(chan os.Signal, 1)
 	if f.ignoreSig {
 		signal.Ignore(powermetrics.SampleSignal)
 	} else {
 		signal.Notify(sample, powermetrics.SampleSignal)
 	}
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	return f.loop(sample, stop, stderr)
+	return sample, stop
 }
 
 // loop writes a document at the end of each window, or at once when asked
