@@ -181,7 +181,7 @@ func writeSummary(s *streams, sum *output.Summary, o *commonOptions, path string
 		return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
 	}
 	asJSON := o.json || strings.EqualFold(filepath.Ext(path), ".json")
-	err := output.WriteFileAtomic(path, func(w io.Writer) error {
+	err := output.WriteFile(path, func(w io.Writer) error {
 		if asJSON {
 			return output.WriteJSON(w, sum)
 		}
