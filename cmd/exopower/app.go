@@ -85,6 +85,12 @@ func run(ctx context.Context, args []string, s *streams) int {
 	if err == nil {
 		return 0
 	}
+	var oe *outputError
+	if errors.As(err, &oe) && brokenPipe(oe) {
+		// The reader of stdout went away (| head): end quietly, as a
+		// Unix tool that SIGPIPE ended.
+		return exitBrokenPipe
+	}
 	var se *statusError
 	var ce *child.Error
 	var hinted interface{ Hints() []string }

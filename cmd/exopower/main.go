@@ -25,6 +25,11 @@ func main() {
 	// here, once, and handed to whichever phase of a command is running.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A write to a closed pipe returns EPIPE instead of killing exopower
+	// (Go's default for stdout), so that powermetrics is stopped and the
+	// command's status kept. Caught, not ignored: the command starts with
+	// SIGPIPE's default, as it would without exopower.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	resized := make(chan os.Signal, 1)
 	signal.Notify(resized, syscall.SIGWINCH)
 	s := systemStreams()

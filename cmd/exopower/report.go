@@ -63,8 +63,5 @@ func runReport(s *streams, o *reportOptions) error {
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + inputName(o.file)
-	if o.json {
-		return output.WriteJSON(s.Out, sum)
-	}
-	return output.WriteText(s.Out, sum, output.NewStyles(s.Out, s.OutTTY, s.Getenv))
+	return printSummary(s, true, o.json, sum)
 }

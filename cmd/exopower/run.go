@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -160,37 +157,21 @@ func (o *runOptions) finish(s *streams, res sampler.Result, t0 time.Time, exit c
 	if exit.Err != nil {
 		sum.Warnings = append(sum.Warnings, "the command's output: "+exit.Err.Error())
 	}
-	if err := writeSummary(s, sum, &o.commonOptions, o.output, id); err != nil {
-		return err
+	var err error
+	if o.output != "" {
+		err = writeSummaryFile(s, sum, o.output, o.json, id)
+	} else {
+		err = printSummary(s, o.json, o.json, sum)
 	}
-	// Even after a second Ctrl-C killed it, the status is the command's,
-	// as the summary's exit_code says: one answer to "how did it end".
+	// The status is the command's whatever became of the summary (scripts
+	// rely on it), even after a second Ctrl-C killed it: as the summary's
+	// exit_code says, one answer to "how did it end". A reader that went
+	// away (| head) wanted no more: nothing to say.
+	if err != nil && !brokenPipe(err) {
+		return &statusError{code: exit.Status, err: err, hints: hintsOf(err)}
+	}
 	if exit.Status != 0 {
 		return &statusError{code: exit.Status}
-	}
-	return nil
-}
-
-// writeSummary puts the summary where the flags say: a file (-o), stdout
-// as JSON (--json), or stderr for people.
-func writeSummary(s *streams, sum *output.Summary, o *commonOptions, path string, id child.Identity) error {
-	if path == "" {
-		if o.json {
-			return output.WriteJSON(s.Out, sum)
-		}
-		return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
-	}
-	asJSON := o.json || strings.EqualFold(filepath.Ext(path), ".json")
-	err := output.WriteFile(path, func(w io.Writer) error {
-		if asJSON {
-			return output.WriteJSON(w, sum)
-		}
-		return output.WriteText(w, sum, &output.Styles{Plain: true})
-	}, id.Cred)
-	if err != nil {
-		// The measurement is not lost: it goes to stderr instead.
-		output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
-		return fail(fmt.Errorf("write %s: %w", path, err), "the summary above was not saved; choose a path you can write to with -o")
 	}
 	return nil
 }

@@ -75,26 +75,27 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	})
 	end := span.Start
 	if err == nil {
-		end = o.follow(s, meter, span.Start, sink, updates)
+		end, err = o.follow(s, meter, span.Start, sink, updates)
+		if cerr := sink.Close(); err == nil {
+			err = cerr
+		}
 	}
 	res := closeSpan(s, meter, span, end, updates)
-	if err == nil {
-		err = sink.Close()
-	}
-	if err != nil {
-		return fail(fmt.Errorf("watch: %w", err))
-	}
 	sum := output.NewSummary(res, span.Start, o.interval)
 	sum.Title = "watch"
-	if o.json {
-		return output.WriteJSON(s.Out, sum)
+	// The summary of what was measured is printed even when the live
+	// output failed; the failure is what watch then exits with.
+	serr := printSummary(s, o.json, o.json, sum)
+	if err != nil {
+		return wrote("stdout", err)
 	}
-	return output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
+	return serr
 }
 
 // follow shows the windows as they come, until --count, --duration, a
-// signal or the end of the stream, and returns the end of the span.
-func (o *watchOptions) follow(s *streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) time.Time {
+// signal, the end of the stream or a failure to show one, and returns the
+// end of the span and that failure.
+func (o *watchOptions) follow(s *streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) (time.Time, error) {
 	var timeout <-chan time.Time
 	if o.duration > 0 {
 		timer := time.NewTimer(o.duration - time.Since(t0))
@@ -106,39 +107,43 @@ func (o *watchOptions) follow(s *streams, meter *sampler.Sampler, t0 time.Time, 
 		select {
 		case u := <-updates:
 			if o.duration > 0 && !u.w.End.Before(t0.Add(o.duration)) {
-				return t0.Add(o.duration)
+				return t0.Add(o.duration), nil
 			}
 			last = u.w.End
 			if err := sink.Window(u.w, u.tot); err != nil || n == o.count {
-				return last
+				return last, err
 			}
 		case <-meter.Done():
 			// The stream ended (powermetrics exited, or the input
 			// closed): show what it handed over, then sum up.
 			return drain(sink, updates, last)
 		case <-s.Resized:
-			sink.Resize()
+			if err := sink.Resize(); err != nil {
+				return time.Now(), err
+			}
 		case <-timeout:
-			return t0.Add(o.duration)
+			return t0.Add(o.duration), nil
 		case <-s.Signals:
-			return time.Now()
+			return time.Now(), nil
 		}
 	}
 }
 
 // drain shows the windows still on their way after the stream ended, and
 // returns the end of the last window (now, when there was none).
-func drain(sink output.Sink, updates <-chan update, last time.Time) time.Time {
+func drain(sink output.Sink, updates <-chan update, last time.Time) (time.Time, error) {
 	for {
 		select {
 		case u := <-updates:
-			sink.Window(u.w, u.tot)
+			if err := sink.Window(u.w, u.tot); err != nil {
+				return u.w.End, err
+			}
 			last = u.w.End
 		default:
 			if last.IsZero() {
-				return time.Now()
+				return time.Now(), nil
 			}
-			return last
+			return last, nil
 		}
 	}
 }
