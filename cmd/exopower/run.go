@@ -96,11 +96,11 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if err := o.validate(); err != nil {
 		return child.Command{}, err
 	}
-	if err := output.CheckPath(o.output); err != nil {
-		return child.Command{}, err
-	}
 	id, err := child.Identify(o.asRoot, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {
+		return child.Command{}, err
+	}
+	if err := output.CheckPath(o.output, id.Cred); err != nil {
 		return child.Command{}, err
 	}
 	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -82,7 +83,14 @@ func printSummary(s *streams, toStdout, asJSON bool, sum *output.Summary) error 
 // with --json, text otherwise. When that fails the summary goes to stderr.
 func writeSummaryFile(s *streams, sum *output.Summary, path string, asJSON bool, id child.Identity) error {
 	asJSON = asJSON || strings.EqualFold(filepath.Ext(path), ".json")
-	err := output.WriteFile(path, func(w io.Writer) error {
+	// Checked again: a link or a directory may have changed since the
+	// start, and root must not write where the user may not.
+	err := output.CheckPath(path, id.Cred)
+	if err != nil {
+		output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
+		return fmt.Errorf("the summary above was not saved: %w", err)
+	}
+	err = output.WriteFile(path, func(w io.Writer) error {
 		if asJSON {
 			return output.WriteJSON(w, sum)
 		}

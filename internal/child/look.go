@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/exopower/exopower/internal/access"
 )
 
 // Look finds the command name as a shell would, in the directories of
@@ -80,7 +81,7 @@ func usable(path string, cred *syscall.Credential) error {
 		return err
 	}
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		if err := permitted(dir, cred, 1); err != nil {
+		if err := access.Check(dir, cred, access.Execute); err != nil {
 			return err
 		}
 		if dir == "/" {
@@ -94,28 +95,7 @@ func usable(path string, cred *syscall.Credential) error {
 	if fi.IsDir() {
 		return syscall.EISDIR
 	}
-	return permitted(path, cred, 1)
-}
-
-// permitted checks the permission bits want (1: execute or search, 4:
-// read) of path for cred, as the kernel does: the owner's bits for the
-// owner, the group's for a member of the group, the others' for the rest.
-func permitted(path string, cred *syscall.Credential, want uint32) error {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		return &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	shift := 0
-	switch {
-	case st.Uid == cred.Uid:
-		shift = 6
-	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
-		shift = 3
-	}
-	if (uint32(st.Mode)>>shift)&want != want {
-		return &fs.PathError{Op: "exec", Path: path, Err: fs.ErrPermission}
-	}
-	return nil
+	return access.Check(path, cred, access.Execute)
 }
 
 // interpreterMissing returns an *Error with status 127 when path is a

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/exopower/exopower/internal/access"
 )
 
 // Error is a summary that cannot be written where it was asked to go,
@@ -35,8 +37,11 @@ func failure(err error, hints ...string) error { return &Error{err, hints} }
 // points to. A FIFO or a device is only looked at: opening a FIFO would
 // wait for its reader. A failure at the end is still possible (the
 // directory may go away while the command runs), and is handled where the
-// summary is written.
-func CheckPath(path string) error {
+// summary is written. as is the user the summary is written for (nil:
+// exopower's own): under sudo, root would write through a link, or into a
+// file or directory, that the user who ran sudo may not, so the path must
+// be one that user could write.
+func CheckPath(path string, as *syscall.Credential) error {
 	if path == "" {
 		return nil
 	}
@@ -55,10 +60,30 @@ func CheckPath(path string) error {
 		return failure(fmt.Errorf("-o %s is a directory", name), "name a file, such as "+filepath.Join(path, "summary.json"))
 	case t.fi != nil && t.fi.Mode()&fs.ModeSocket != 0:
 		return failure(fmt.Errorf("-o %s is a socket, which cannot be opened to write to", name), "name a file, a FIFO or a device")
-	case t.fi != nil && !t.fi.Mode().IsRegular():
+	}
+	if t.fi != nil && !t.fi.Mode().IsRegular() {
+		return checkUser(name, t.path, as, access.Write)
+	}
+	if err := checkDir(name, filepath.Dir(t.path)); err != nil {
+		return err
+	}
+	if t.fi != nil {
+		return checkUser(name, t.path, as, access.Write)
+	}
+	return checkUser(name, filepath.Dir(t.path), as, access.Write|access.Execute)
+}
+
+// checkUser refuses path when as, the user who ran sudo, may not do want
+// to it.
+func checkUser(name, path string, as *syscall.Credential, want uint32) error {
+	if as == nil {
 		return nil
 	}
-	return checkDir(name, filepath.Dir(t.path))
+	if err := access.Check(path, as, want); err != nil {
+		return failure(fmt.Errorf("-o %s: the user who ran sudo (uid %d) may not write %s: %w", name, as.Uid, path, bare(err)),
+			"choose a path that user can write to")
+	}
+	return nil
 }
 
 // checkDir refuses a directory that a new file cannot be made in.

@@ -53,7 +53,7 @@ func TestCheckPathRefusesWhatCanNeverTakeTheSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPath(tt.path)
+			err := CheckPath(tt.path, nil)
 			if tt.want == "" {
 				if err != nil {
 					t.Errorf("CheckPath(%q) = %v, want nil", tt.path, err)
@@ -84,7 +84,7 @@ func TestCheckPathRefusesAFolderThatCannotBeWritten(t *testing.T) {
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckPath(filepath.Join(dir, "x.json")); err == nil || !strings.Contains(err.Error(), "cannot write in") {
+	if err := CheckPath(filepath.Join(dir, "x.json"), nil); err == nil || !strings.Contains(err.Error(), "cannot write in") {
 		t.Errorf("CheckPath = %v, want that it cannot write there", err)
 	}
 }
@@ -344,5 +344,58 @@ func TestWriteFileKeepsAnExistingFilesOwner(t *testing.T) {
 		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 || fi.Mode() != 0o640 {
 			t.Errorf("written with the owner %v: %d:%d %v, want 65534:65534 -rw-r-----", owner, st.Uid, st.Gid, fi.Mode())
 		}
+	}
+}
+
+// Under sudo the path must be one that the user who ran sudo could write:
+// root would otherwise write through a planted link, or into root's own
+// files and directories, on that user's behalf.
+func TestCheckPathAsTheUserWhoRanSudo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make files of other users")
+	}
+	dir := t.TempDir() // root's, 0700 up to the top: no matter, the checks are of the last step
+	users := filepath.Join(dir, "users")
+	if err := os.Mkdir(users, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootsFile, usersFile := filepath.Join(dir, "roots"), filepath.Join(dir, "users-file")
+	for _, f := range []string{rootsFile, usersFile} {
+		if err := os.WriteFile(f, []byte("kept\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{users, usersFile} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(rootsFile, filepath.Join(users, "planted")); err != nil {
+		t.Fatal(err)
+	}
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	for _, tt := range []struct {
+		name, path string
+		ok         bool
+	}{
+		{"a new file in the user's directory", filepath.Join(users, "sum.json"), true},
+		{"the user's own file, in root's directory", usersFile, true},
+		{"a device anyone may write", "/dev/null", true},
+		{"a new file in root's directory", filepath.Join(dir, "sum.json"), false},
+		{"root's file", rootsFile, false},
+		{"a link to root's file, in the user's directory", filepath.Join(users, "planted"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckPath(tt.path, nobody)
+			if tt.ok != (err == nil) {
+				t.Fatalf("CheckPath(%q) = %v, want ok=%v", tt.path, err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "the user who ran sudo (uid 65534) may not write") {
+				t.Errorf("CheckPath(%q) = %v: does not say who may not write", tt.path, err)
+			}
+			if err := CheckPath(tt.path, nil); err != nil {
+				t.Errorf("CheckPath(%q) for root = %v, want nil", tt.path, err)
+			}
+		})
 	}
 }
