@@ -183,13 +183,24 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Interval: o.interval})
+	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Interval: o.interval, FromPipe: true})
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
-		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err),
-			"give a stream of: "+powermetrics.CommandLine(time.Second))
+		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err), notLiveHint(o.from, err))
 	}
 	return meter, nil
+}
+
+// notLiveHint says what to do about a stream that watch cannot follow.
+func notLiveHint(from string, err error) string {
+	var pe *sampler.PlaybackError
+	switch {
+	case !errors.As(err, &pe):
+		return "give a stream of: " + powermetrics.CommandLine(time.Second)
+	case from == "-":
+		return "summarise a recording with: exopower report FILE, or exopower report - to read it from stdin"
+	}
+	return "summarise a recording with: exopower report " + from
 }
 
 // openInput opens FILE, or stdin for "-", and says whether it is a

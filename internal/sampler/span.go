@@ -24,6 +24,7 @@ type Span struct {
 	recent  [recentSize]undo // to take back windows that start after the end
 	nrecent int
 	lost    notes // documents refused while the span was open
+	crowded notes // windows that had no room on the timeline
 	long    []string
 
 	onWindow func(Window, Totals)
