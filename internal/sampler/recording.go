@@ -20,11 +20,13 @@ func Recording(src Source) (Result, error) {
 	var back []string
 	var prev time.Time
 	var firstLost error
+	var early notes // documents refused before the first usable one
 	for more := true; more; {
 		s, err := src.Next()
 		if err == nil {
 			if sp == nil {
 				sp = b.open(s.Arrival.Add(-s.Window), nil)
+				sp.lost = early
 			}
 			if !prev.IsZero() && s.Timestamp.Before(prev.Add(-time.Second)) && len(back) < maxNotes {
 				// Timestamps have whole seconds, but they do not go back:
@@ -33,8 +35,11 @@ func Recording(src Source) (Result, error) {
 					s.Index, s.Timestamp.UTC().Format(time.RFC3339), prev.UTC().Format(time.RFC3339)))
 			}
 			prev = s.Timestamp
-		} else if sp == nil && firstLost == nil && !powermetrics.EndsStream(err) {
-			firstLost = err
+		} else if sp == nil && !powermetrics.EndsStream(err) {
+			if firstLost == nil {
+				firstLost = err
+			}
+			early.add(err.Error())
 		}
 		_, more = b.next(s, err)
 		if b.fatal != nil {

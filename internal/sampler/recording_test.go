@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,5 +128,53 @@ func TestRecordingWhoseTimestampsGoBack(t *testing.T) {
 	if r.Samples != 6 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "document 3 is timestamped") ||
 		!strings.Contains(r.Warnings[0], "more than one recording") {
 		t.Errorf("samples %d, warnings %q", r.Samples, r.Warnings)
+	}
+}
+
+// Documents refused anywhere in a recording, its first included, are
+// counted in the warnings, each named.
+func TestRecordingSaysHowManyDocumentsWereLost(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fake-m1-compact.plist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := bytes.Split(b, []byte{0})
+	bad := []byte("<not a plist></plist>\n")
+	tests := []struct {
+		name    string
+		at      []int // where bad documents go, in the joined stream
+		samples int
+		want    []string
+	}{
+		{"the first document", []int{0}, 6, []string{"1 powermetrics document(s) could not be used", "document 0: malformed"}},
+		{"the first two", []int{0, 1}, 6, []string{"2 powermetrics document(s) could not be used", "document 0: malformed", "document 1: malformed"}},
+		{"one in the middle", []int{3}, 6, []string{"1 powermetrics document(s) could not be used", "document 3: malformed"}},
+		{"one first and one in the middle", []int{0, 4}, 6, []string{"2 powermetrics document(s) could not be used", "document 0: malformed", "document 4: malformed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stream [][]byte
+			for i, d := 0, 0; d < len(docs); i++ {
+				if slices.Contains(tt.at, i) {
+					stream = append(stream, bad)
+					continue
+				}
+				stream = append(stream, docs[d])
+				d++
+			}
+			r, err := record(t, bytes.Join(stream, []byte{0}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := strings.Join(r.Warnings, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no %q in the warnings %q", w, r.Warnings)
+				}
+			}
+			if r.Samples != tt.samples {
+				t.Errorf("%d samples, want %d", r.Samples, tt.samples)
+			}
+		})
 	}
 }
