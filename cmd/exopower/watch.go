@@ -204,8 +204,8 @@ func notLiveHint(from string, err error) string {
 }
 
 // openInput opens FILE, or stdin for "-", and says whether it is a
-// regular file. Stdin is read as it is, blocking: its flags are shared
-// with the shell (see stdinReader).
+// regular file. Stdin's flags, which it shares with the shell, are left
+// as they are (see stdinReader).
 func openInput(name string, s *streams) (in io.ReadCloser, regular bool, err error) {
 	if name != "-" {
 		f, err := os.Open(name)

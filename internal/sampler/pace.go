@@ -30,9 +30,9 @@ const paceDocuments = 4
 // of windows 1..k after document 0. A recording played into the pipe
 // comes as fast as it can be read. The first paceDocuments decide: they
 // are a recording when they came within a tenth of the time their windows
-// span. That time is not known before they come, so a stream whose
-// documents are still missing when a tenth of the first window's share of
-// it has passed is live (see deadline).
+// span. That time is not known before they come, so the first window
+// stands in for each of theirs: a stream whose last judging document has
+// not come within a tenth of that is live (see deadline).
 type pace struct {
 	on      bool
 	settled bool // judged live, or not to be judged any more

@@ -48,23 +48,23 @@ func TestAStreamFromAPipeThatComesAtOnceIsARecording(t *testing.T) {
 }
 
 // A live stream from a pipe does not wait for four documents: once the
-// time in which a recording would have come has passed, it is live.
+// time in which a recording would have come has passed, it is live, and
+// documents that come at once after that are a hiccup of the pipe.
 func TestALiveStreamFromAPipeIsReadyBeforeItsFourthDocument(t *testing.T) {
 	f := newFeed()
 	f.set(at(1000))
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, FromPipe: true})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
-	ready := make(chan error)
-	go func() { ready <- s.Ready(context.Background()) }()
-	if err := <-ready; err != nil {
+	if err := s.Ready(context.Background()); err != nil {
 		t.Fatalf("Ready = %v", err)
 	}
-	// Documents that then come at once are a pipe's hiccup, not a
-	// recording: Ready has said the stream is live.
+	sp := s.Begin(context.Background(), nil)
 	for i := 1; i < 4; i++ {
 		f.ch <- item{s: smp(i, 1001, 100, 1)}
 	}
+	f.ch <- item{s: smp(4, 1101, 100, 1)}
+	s.End(context.Background(), sp, at(1101)) // all five are in
 	if err := s.Ready(context.Background()); err != nil {
 		t.Errorf("Ready after the stream was found live = %v", err)
 	}
