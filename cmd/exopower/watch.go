@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -178,45 +179,58 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 	if o.from == "" {
 		return startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower watch")
 	}
-	f, err := openInput(o.from, s)
+	in, regular, err := openInput(o.from, s)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		f.Close()
+	if regular {
+		in.Close()
 		// A file is read at once: arrival times would say nothing of
 		// when its windows were.
 		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	meter := sampler.Start(powermetrics.NewReader(f, time.Now), sampler.Config{Interval: o.interval})
+	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Interval: o.interval, FromPipe: true})
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
-		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err),
-			"give a stream of: "+powermetrics.CommandLine(time.Second))
+		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err), notLiveHint(o.from, err))
 	}
 	return meter, nil
 }
 
-// openInput opens FILE, or stdin for "-". Stdin is read through a
-// non-blocking duplicate, so that closing it ends a read in progress.
-func openInput(name string, s *streams) (*os.File, error) {
+// notLiveHint says what to do about a stream that watch cannot follow.
+func notLiveHint(from string, err error) string {
+	var pe *sampler.PlaybackError
+	switch {
+	case !errors.As(err, &pe):
+		return "give a stream of: " + powermetrics.CommandLine(time.Second)
+	case from == "-":
+		return "summarise a recording with: exopower report FILE, or exopower report - to read it from stdin"
+	}
+	return "summarise a recording with: exopower report " + from
+}
+
+// openInput opens FILE, or stdin for "-", and says whether it is a
+// regular file. Stdin's flags, which it shares with the shell, are left
+// as they are (see stdinReader).
+func openInput(name string, s *streams) (in io.ReadCloser, regular bool, err error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fail(err)
+			return nil, false, fail(err)
 		}
-		return f, nil
+		fi, err := f.Stat()
+		return f, err == nil && fi.Mode().IsRegular(), nil
 	}
-	fd, err := syscall.Dup(s.InFd)
+	var st unix.Stat_t
+	if err := unix.Fstat(s.InFd, &st); err != nil {
+		return nil, false, fail(fmt.Errorf("stdin: %w", os.NewSyscallError("fstat", err)))
+	}
+	r, err := newStdinReader(s.InFd)
 	if err != nil {
-		return nil, fail(fmt.Errorf("stdin: %w", err))
+		return nil, false, fail(fmt.Errorf("stdin: %w", err))
 	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return nil, fail(fmt.Errorf("stdin: %w", err))
-	}
-	return os.NewFile(uintptr(fd), "stdin"), nil
+	return r, st.Mode&unix.S_IFMT == unix.S_IFREG, nil
 }
 
 func inputName(name string) string {

@@ -21,6 +21,7 @@ type book struct {
 	interval time.Duration
 	recorded bool
 	placer   placer
+	pace     pace
 	ledger   ledger
 	spans    []*Span
 	first    *powermetrics.Sample
@@ -43,14 +44,28 @@ type delivery struct {
 // every open span. It returns the windows to hand to watching spans; the
 // slice is reused by the next call.
 func (b *book) take(s powermetrics.Sample) []delivery {
+	if err := b.pace.note(s.Arrival, s.Window); err != nil && b.fatal == nil {
+		b.fatal = err
+	}
 	w := b.placer.place(s)
-	b.ledger.add(w)
 	if b.first == nil {
 		first := s
 		b.first = &first
 	}
 	b.last = s
 	b.out = b.out[:0]
+	if !w.End.After(w.Start) {
+		// It came with the window before it, which was placed by its
+		// arrival (the first, or the first after a lost document): there
+		// is no room for it. Its watts over no time would be no data.
+		for _, sp := range b.spans {
+			if w.End.After(sp.Start) {
+				sp.crowded.add(fmt.Sprintf("document %d: its %v window has no room", s.Index, s.Window.Round(time.Millisecond)))
+			}
+		}
+		return b.out
+	}
+	b.ledger.add(w)
 	for _, sp := range b.spans {
 		if tot, ok := sp.note(w, &b.ledger, b.interval, &s); ok && sp.onWindow != nil {
 			b.out = append(b.out, delivery{sp.onWindow, w, tot})
@@ -121,6 +136,9 @@ func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
 			what = "their windows are not in the recording's timeline"
 		}
 		r.Warnings = append(r.Warnings, sp.lost.warning(what))
+	}
+	if sp.crowded.count > 0 {
+		r.Warnings = append(r.Warnings, sp.crowded.warning("they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
 	}
 	r.Warnings = append(r.Warnings, sp.long...)
 	r.Warnings = append(r.Warnings, extra...)

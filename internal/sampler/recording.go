@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -20,11 +21,14 @@ func Recording(src Source) (Result, error) {
 	var back []string
 	var prev time.Time
 	var firstLost error
+	var early notes // documents refused before the first usable one
+	var windows []indexed
 	for more := true; more; {
 		s, err := src.Next()
 		if err == nil {
 			if sp == nil {
 				sp = b.open(s.Arrival.Add(-s.Window), nil)
+				sp.lost = early
 			}
 			if !prev.IsZero() && s.Timestamp.Before(prev.Add(-time.Second)) && len(back) < maxNotes {
 				// Timestamps have whole seconds, but they do not go back:
@@ -33,8 +37,12 @@ func Recording(src Source) (Result, error) {
 					s.Index, s.Timestamp.UTC().Format(time.RFC3339), prev.UTC().Format(time.RFC3339)))
 			}
 			prev = s.Timestamp
-		} else if sp == nil && firstLost == nil && !powermetrics.EndsStream(err) {
-			firstLost = err
+			windows = append(windows, indexed{s.Index, s.Window})
+		} else if sp == nil && !powermetrics.EndsStream(err) {
+			if firstLost == nil {
+				firstLost = err
+			}
+			early.add(err.Error())
 		}
 		_, more = b.next(s, err)
 		if b.fatal != nil {
@@ -50,5 +58,40 @@ func Recording(src Source) (Result, error) {
 		}
 		return Result{}, errors.New("no document in the stream")
 	}
-	return b.close(sp, b.placer.end, back...), nil
+	return b.close(sp, b.placer.end, append(back, longWindows(windows)...)...), nil
+}
+
+// indexed is a document's window and its index in the stream.
+type indexed struct {
+	index  int
+	window time.Duration
+}
+
+// longWindows warns of the windows far longer than a recording's typical
+// one. A recording has no interval: the median window stands in for it,
+// which, unlike the mean, one long window does not raise.
+func longWindows(ws []indexed) []string {
+	lengths := make([]time.Duration, len(ws))
+	for i, w := range ws {
+		lengths[i] = w.window
+	}
+	slices.Sort(lengths)
+	typical := lengths[(len(lengths)-1)/2]
+	of := fmt.Sprintf("the recording's typical window (%v)", typical.Round(time.Millisecond))
+	var msgs []string
+	more := 0
+	for _, w := range ws {
+		msg, ok := longWindow(w.index, w.window, typical, of)
+		switch {
+		case !ok:
+		case len(msgs) < maxNotes:
+			msgs = append(msgs, msg)
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more windows as long", more))
+	}
+	return msgs
 }

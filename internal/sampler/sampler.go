@@ -49,6 +49,12 @@ type Config struct {
 	// interval plus 250 ms when zero (real windows run a few percent
 	// longer than the interval, and the pipe adds its delay).
 	Grace time.Duration
+	// FromPipe says that the stream comes through a pipe that exopower
+	// did not start, which may carry a recording played at once rather
+	// than a live stream. Ready then watches the pace of the first
+	// documents, and refuses a stream that comes far faster than its
+	// windows with a *PlaybackError.
+	FromPipe bool
 }
 
 // Sampler reads a Source and measures spans of its timeline.
@@ -74,7 +80,8 @@ func Start(src Source, cfg Config) *Sampler {
 	if cfg.Grace == 0 {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
-	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}), book: book{interval: cfg.Interval}}
+	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}),
+		book: book{interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
 	go s.loop()
 	return s
 }
@@ -146,7 +153,8 @@ func (e *StreamEndedError) Unwrap() error { return e.Err }
 
 // Ready waits for the first sample, proof that the stream runs and
 // measures. It fails when the stream ends first or cannot be measured, or
-// after Config.ReadyTimeout.
+// after Config.ReadyTimeout. For a stream from a pipe it then waits to
+// see whether the stream is live (see Config.FromPipe).
 func (s *Sampler) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,15 +162,21 @@ func (s *Sampler) Ready(ctx context.Context) error {
 	s.wait(ctx, s.cfg.Now().Add(s.cfg.ReadyTimeout), func() bool {
 		return b.first != nil || b.fatal != nil || b.ended
 	})
+	if b.pace.on && b.first != nil && b.fatal == nil {
+		s.wait(ctx, b.pace.deadline(), func() bool { return b.pace.settled || b.fatal != nil || b.ended })
+		// Documents that come at once from now on are a hiccup of a live
+		// stream: a recording would have come by now.
+		b.pace.settled = true
+	}
 	switch {
-	case b.first != nil:
-		return nil
 	case b.fatal != nil:
 		return b.fatal
-	case b.ended:
-		return &StreamEndedError{Err: b.endErr}
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case b.first != nil:
+		return nil
+	case b.ended:
+		return &StreamEndedError{Err: b.endErr}
 	}
 	return &powermetrics.NoSampleError{Waited: s.cfg.ReadyTimeout}
 }

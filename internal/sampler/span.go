@@ -24,6 +24,7 @@ type Span struct {
 	recent  [recentSize]undo // to take back windows that start after the end
 	nrecent int
 	lost    notes // documents refused while the span was open
+	crowded notes // windows that had no room on the timeline
 	long    []string
 
 	onWindow func(Window, Totals)
@@ -90,11 +91,8 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetr
 	sp.peak = sp.peak.Max(w.Power)
 	sp.samples++
 	sp.has = sp.has.Or(smp.Has)
-	if long := max(10*interval, 5*time.Second); interval > 0 && smp.Window > long && len(sp.long) < maxNotes {
-		// Its power is an average like any other, so it counts; but
-		// whatever ran was likely stopped, and people should know.
-		sp.long = append(sp.long, fmt.Sprintf("document %d covers %v, %.0f times the interval: the Mac may have slept",
-			smp.Index, smp.Window.Round(time.Millisecond), float64(smp.Window)/float64(interval)))
+	if msg, ok := longWindow(smp.Index, smp.Window, interval, "the interval"); ok && len(sp.long) < maxNotes {
+		sp.long = append(sp.long, msg)
 	}
 	return Totals{
 		Elapsed: w.End.Sub(sp.Start),
@@ -149,4 +147,16 @@ func (sp *Span) takeBack(end time.Time) (powermetrics.Values, int) {
 		peak, samples = u.peak, u.samples
 	}
 	return peak, samples
+}
+
+// longWindow says that a window is far longer than the stream's typical
+// one (of names it: the interval of a live stream). Its power is an
+// average like any other, so it counts; but whatever ran was likely
+// stopped, and people should know.
+func longWindow(index int, window, typical time.Duration, of string) (string, bool) {
+	if typical <= 0 || window <= max(10*typical, 5*time.Second) {
+		return "", false
+	}
+	return fmt.Sprintf("document %d covers %v, %.0f times %s: the Mac may have slept",
+		index, window.Round(time.Millisecond), float64(window)/float64(typical), of), true
 }
