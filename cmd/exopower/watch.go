@@ -33,7 +33,7 @@ a terminal, one line per sample otherwise, NDJSON with --json. Ctrl-C, --count
 or --duration end it with the same summary as exopower run.`,
 		Example: `  sudo exopower watch
   sudo exopower watch --json --duration 10m > power.ndjson
-  sudo powermetrics -f plist -i 1000 -s cpu_power,gpu_power,thermal | exopower watch --from -`,
+  sudo powermetrics -f plist -b 0 -i 1000 -s cpu_power,gpu_power,thermal | exopower watch --from -`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runWatch(c.Context(), s, &o) },
 	}
