@@ -147,10 +147,10 @@ func TestRecordingSaysHowManyDocumentsWereLost(t *testing.T) {
 		samples int
 		want    []string
 	}{
-		{"the first document", []int{0}, 6, []string{"1 powermetrics document(s) could not be used", "document 0: malformed"}},
-		{"the first two", []int{0, 1}, 6, []string{"2 powermetrics document(s) could not be used", "document 0: malformed", "document 1: malformed"}},
-		{"one in the middle", []int{3}, 6, []string{"1 powermetrics document(s) could not be used", "document 3: malformed"}},
-		{"one first and one in the middle", []int{0, 4}, 6, []string{"2 powermetrics document(s) could not be used", "document 0: malformed", "document 4: malformed"}},
+		{"the first document", []int{0}, 6, []string{"1 powermetrics document could not be used", "document 0: malformed"}},
+		{"the first two", []int{0, 1}, 6, []string{"2 powermetrics documents could not be used", "document 0: malformed", "document 1: malformed"}},
+		{"one in the middle", []int{3}, 6, []string{"1 powermetrics document could not be used", "document 3: malformed"}},
+		{"one first and one in the middle", []int{0, 4}, 6, []string{"2 powermetrics documents could not be used", "document 0: malformed", "document 4: malformed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

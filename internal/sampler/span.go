@@ -57,7 +57,10 @@ func (n *notes) add(msg string) {
 }
 
 func (n *notes) warning(what string) string {
-	msg := fmt.Sprintf("%d powermetrics document(s) could not be used; %s", n.count, what)
+	msg := fmt.Sprintf("%d powermetrics documents could not be used; %s", n.count, what)
+	if n.count == 1 {
+		msg = "1 powermetrics document could not be used; " + what
+	}
 	for _, l := range n.msgs {
 		msg += "\n  " + l
 	}
