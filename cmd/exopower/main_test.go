@@ -142,9 +142,9 @@ func cmdKillpid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: killpid PIDFILE")
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	pid, err := readPid(ts.MkAbs(args[0]))
 	if err != nil {
-		ts.Fatalf("pid file: %v", err)
+		ts.Fatalf("%v", err)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 }
@@ -163,16 +163,25 @@ func waitForFile(path string) error {
 	}
 }
 
-// processGone checks that the process whose id is in pidfile has exited
-// and been waited for.
-func processGone(pidfile string) error {
+// readPid reads the process id that pidfile holds.
+func readPid(pidfile string) (int, error) {
 	b, err := os.ReadFile(pidfile)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return fmt.Errorf("pid file %s: %v", pidfile, err)
+		return 0, fmt.Errorf("pid file %s: %v", pidfile, err)
+	}
+	return pid, nil
+}
+
+// processGone checks that the process whose id is in pidfile has exited
+// and been waited for.
+func processGone(pidfile string) error {
+	pid, err := readPid(pidfile)
+	if err != nil {
+		return err
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("process %d is still there: kill -0 says %v", pid, err)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,9 +90,7 @@ func TestSignalsGoToTheCommand(t *testing.T) {
 			out := lines(stderr)
 			waitFile(t, filepath.Join(dir, "started"))
 			cmd.Process.Signal(sig)
-			seen := await(t, out, "total")
-			for range out {
-			}
+			seen := awaitSummary(t, out)
 			if code := exitCode(t, cmd.Wait()); code != 128+int(sig) {
 				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), strings.Join(seen, "\n"))
 			}
@@ -116,10 +113,7 @@ func TestASecondInterruptStopsAtOnce(t *testing.T) {
 	cmd.Process.Signal(os.Interrupt)
 	await(t, out, "again to stop at once")
 	cmd.Process.Signal(os.Interrupt)
-	seen := await(t, out, "total")
-	for l := range out {
-		seen = append(seen, l)
-	}
+	seen := awaitSummary(t, out)
 	// The status is the command's, killed: what the summary's exit line says.
 	if code := exitCode(t, cmd.Wait()); code != 137 {
 		t.Errorf("exit status %d, want 137, the killed command's", code)
@@ -203,14 +197,9 @@ func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
 	requestFirstSample(t, pmPid)
 	cmdPid := filepath.Join(dir, "cmd.pid")
 	waitFile(t, cmdPid)
-	if err := processGone(cmdPid); err != nil {
-		t.Fatal(err)
-	}
+	waitGone(t, cmdPid)
 	cmd.Process.Signal(os.Interrupt)
-	seen := await(t, out, "total")
-	for l := range out {
-		seen = append(seen, l)
-	}
+	seen := awaitSummary(t, out)
 	if code := exitCode(t, cmd.Wait()); code != 3 {
 		t.Errorf("exit status %d, want 3, the command's", code)
 	}
@@ -226,15 +215,35 @@ func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
 // window.
 func requestFirstSample(t *testing.T, pidfile string) {
 	t.Helper()
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := readPid(pidfile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, powermetrics.SampleSignal); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// awaitSummary reads exopower's stderr up to its summary's total and on to
+// its end, and returns all of it.
+func awaitSummary(t *testing.T, out <-chan string) []string {
+	t.Helper()
+	seen := await(t, out, "total")
+	for l := range out {
+		seen = append(seen, l)
+	}
+	return seen
+}
+
+// waitGone waits until the process whose id is in pidfile has exited and
+// been reaped (by exopower, its parent), for at most a minute.
+func waitGone(t *testing.T, pidfile string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for processGone(pidfile) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v, a minute on", processGone(pidfile))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
