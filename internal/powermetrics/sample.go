@@ -104,11 +104,13 @@ var (
 )
 
 // EndsStream reports whether an error from a Decoder's Next ends the
-// stream: anything but a refused document, and a document too large to
-// find the end of. After a refused document the stream goes on.
+// stream: anything but a refused document or a break (a powermetrics
+// started again), and a document too large to find the end of. After a
+// refused document or a break the stream goes on.
 func EndsStream(err error) bool {
 	var de *DocumentError
-	return err != nil && (!errors.As(err, &de) || errors.Is(err, ErrTooLarge))
+	var be *BreakError
+	return err != nil && (!errors.As(err, &de) || errors.Is(err, ErrTooLarge)) && !errors.As(err, &be)
 }
 
 // DocumentError says which document of a stream was refused and why.

@@ -28,7 +28,9 @@ type book struct {
 	last     powermetrics.Sample
 	fatal    error // the stream cannot be measured at all
 	ended    bool
-	endErr   error // how the stream ended (io.EOF for a clean end)
+	endErr   error          // how the stream ended (io.EOF for a clean end)
+	breaks   int            // how often the stream broke off and began again
+	refused  map[string]int // documents refused, by Reason
 	out      []delivery
 }
 
@@ -88,8 +90,43 @@ func (b *book) refuse(de *powermetrics.DocumentError) {
 		}
 	}
 	b.placer.breakChain()
+	if b.refused == nil {
+		b.refused = map[string]int{}
+	}
+	b.refused[Reason(de)]++
 	for _, sp := range b.spans {
 		sp.lost.add(de.Error())
+	}
+}
+
+// Reason names why a document was refused, in a word, for counting.
+func Reason(err error) string {
+	for _, r := range []struct {
+		err  error
+		name string
+	}{
+		{powermetrics.ErrTruncated, "truncated"},
+		{powermetrics.ErrTooLarge, "too_large"},
+		{powermetrics.ErrImplausible, "implausible"},
+		{powermetrics.ErrNoPowerData, "no_power_data"},
+		{powermetrics.ErrMalformed, "malformed"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.name
+		}
+	}
+	return "other"
+}
+
+// breakOff takes a break in the stream (powermetrics started again): the
+// next window is placed by its arrival, and the time until it is neither
+// bridged nor covered.
+func (b *book) breakOff(be *powermetrics.BreakError) {
+	b.placer.breakChain()
+	b.ledger.live.breakOff(b.ledger.origin)
+	b.breaks++
+	for _, sp := range b.spans {
+		sp.breaks.add(be.Error())
 	}
 }
 
@@ -97,6 +134,11 @@ func (b *book) refuse(de *powermetrics.DocumentError) {
 func (b *book) next(s powermetrics.Sample, err error) ([]delivery, bool) {
 	if err == nil {
 		return b.take(s), true
+	}
+	var be *powermetrics.BreakError
+	if errors.As(err, &be) {
+		b.breakOff(be)
+		return nil, true
 	}
 	if !powermetrics.EndsStream(err) {
 		var de *powermetrics.DocumentError
@@ -121,6 +163,12 @@ func (b *book) open(start time.Time, onWindow func(Window, Totals)) *Span {
 // warnings go before the ones about missing components.
 func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
 	b.spans = slices.DeleteFunc(b.spans, func(x *Span) bool { return x == sp })
+	return b.report(sp, end, extra...)
+}
+
+// report says what was measured over the span up to end, with its
+// warnings, and leaves the span as it is.
+func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 	r, last, ok := sp.reading(&b.ledger, end)
 	if b.first != nil {
 		r.HWModel, r.OSBuild = b.first.HWModel, b.first.OSBuild
@@ -136,6 +184,14 @@ func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
 			what = "their windows are not in the recording's timeline"
 		}
 		r.Warnings = append(r.Warnings, sp.lost.warning(what))
+	}
+	if sp.breaks.count > 0 {
+		times := "once"
+		if sp.breaks.count > 1 {
+			times = fmt.Sprintf("%d times", sp.breaks.count)
+		}
+		r.Warnings = append(r.Warnings, sp.breaks.listed("powermetrics stopped and was started again "+times+
+			"; the time until each new one's first window is not measured (coverage shows it)"))
 	}
 	if sp.crowded.count > 0 {
 		r.Warnings = append(r.Warnings, sp.crowded.warning("they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))

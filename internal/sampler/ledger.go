@@ -16,6 +16,9 @@ type tally struct {
 	covered time.Duration
 	end     time.Time           // the instant the tally reaches; zero before any window
 	last    powermetrics.Values // the power at end, which a bridge over a gap starts from
+	// broken says the stream broke off at end and began again: there is
+	// no bridge from end to the next window, whose time is not measured.
+	broken bool
 }
 
 // add extends the tally over the part [from, to] of window w. The points
@@ -23,6 +26,10 @@ type tally struct {
 // as two points of its average power, so it integrates as a step; a gap
 // since the last window is bridged by the trapezoid between them.
 func (t *tally) add(w Window, from, to, origin time.Time) {
+	if t.broken {
+		t.point(from.Sub(origin), powermetrics.Values{})
+		t.broken = false
+	}
 	t.point(from.Sub(origin), w.Power)
 	t.point(to.Sub(origin), w.Power)
 	t.covered += to.Sub(from)
@@ -37,6 +44,17 @@ func (t *tally) point(at time.Duration, p powermetrics.Values) {
 
 func (t *tally) energy() powermetrics.Values {
 	return powermetrics.Values{CPU: t.acc[0].Joules(), GPU: t.acc[1].Joules(), ANE: t.acc[2].Joules(), Total: t.acc[3].Joules()}
+}
+
+// breakOff ends the tally's line at its end: whatever comes next is not
+// bridged to it, and the time between is not measured. Power drops to zero
+// at end, which adds nothing, and rises again at the next window's start.
+func (t *tally) breakOff(origin time.Time) {
+	if t.end.IsZero() || t.broken {
+		return
+	}
+	t.point(t.end.Sub(origin), powermetrics.Values{})
+	t.last, t.broken = powermetrics.Values{}, true
 }
 
 // ringSize is how many recent windows the ledger keeps to answer E(t) for
@@ -84,6 +102,8 @@ func (l *ledger) at(t time.Time) (x tally, ok bool) {
 			// Before the first window: nothing yet.
 		case t.Before(x.end):
 			return tally{}, false
+		case x.broken:
+			// Inside a break of the stream: nothing measured.
 		default:
 			// Inside the gap a lost document left: the bridge to the
 			// next window, as far as t.

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 	"time"
 
@@ -242,6 +243,63 @@ func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 	}
 	s.wait(ctx, end.Add(s.cfg.Interval+s.cfg.Grace), covered)
 	return b.close(sp, end)
+}
+
+// Read returns what was measured over the span so far, from its start to
+// the end of the newest window; the span stays open. Before any window
+// reaches past its start, nothing was: the result is empty.
+func (s *Sampler) Read(sp *Span) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := &s.book
+	end := b.ledger.live.end
+	if !end.After(sp.Start) {
+		return Result{Start: sp.Start}
+	}
+	return b.report(sp, end)
+}
+
+// StreamTotals is what a stream measured from its first window on.
+type StreamTotals struct {
+	// Energy is in joules, per component.
+	Energy powermetrics.Values
+	// Covered is the time that windows covered.
+	Covered time.Duration
+	// Windows counts the windows measured; Refused the documents that
+	// could not be used, by Reason; Breaks the times the stream broke off
+	// and began again.
+	Windows int
+	Refused map[string]int
+	Breaks  int
+	// Last is the newest window, and LastArrival when its document came
+	// (zero before the first).
+	Last        Window
+	LastArrival time.Time
+	// HWModel and OSBuild are what the first document names.
+	HWModel, OSBuild string
+}
+
+// Totals returns what the stream measured so far. Energy and Covered only
+// grow while the stream lives: they suit counters.
+func (s *Sampler) Totals() StreamTotals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := &s.book
+	t := StreamTotals{
+		Energy:  b.ledger.live.energy(),
+		Covered: b.ledger.live.covered,
+		Windows: b.ledger.n,
+		Breaks:  b.breaks,
+		Refused: maps.Clone(b.refused),
+	}
+	if b.ledger.n > 0 {
+		t.Last = b.ledger.ring[(b.ledger.n-1)%ringSize].w
+		t.LastArrival = b.last.Arrival
+	}
+	if b.first != nil {
+		t.HWModel, t.OSBuild = b.first.HWModel, b.first.OSBuild
+	}
+	return t
 }
 
 // Machine returns the machine model and macOS build that the stream's

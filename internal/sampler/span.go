@@ -25,6 +25,7 @@ type Span struct {
 	nrecent int
 	lost    notes // documents refused while the span was open
 	crowded notes // windows that had no room on the timeline
+	breaks  notes // breaks in the stream while the span was open
 	long    []string
 
 	onWindow func(Window, Totals)
@@ -61,6 +62,12 @@ func (n *notes) warning(what string) string {
 	if n.count == 1 {
 		msg = "1 powermetrics document could not be used; " + what
 	}
+	return n.listed(msg)
+}
+
+// listed is head followed by the messages kept, one a line.
+func (n *notes) listed(head string) string {
+	msg := head
 	for _, l := range n.msgs {
 		msg += "\n  " + l
 	}
