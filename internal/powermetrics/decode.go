@@ -16,6 +16,14 @@ import (
 // other tools on large machines, so the bound sits far above any of them.
 const MaxDocumentSize = 16 << 20
 
+// MaxNesting is how deep the elements of a document may nest, the plist
+// element and its top dict included, before the full decoder reads it. The
+// plist package parses recursively, and a document nested a few hundred
+// thousand levels deep overflows the goroutine's stack, which ends the
+// process: no recover catches it. powermetrics nests about 10 levels and
+// the fast path follows 68, so 128 refuses only documents built to harm.
+const MaxNesting = 128
+
 // MaxPowerWatts bounds any one component's power: an SoC drawing more than
 // 10 kW is a broken document, not a measurement.
 const MaxPowerWatts = 10_000
@@ -240,6 +248,9 @@ func ParseFull(doc []byte) (Sample, error) {
 }
 
 func unmarshal(doc []byte, d *document) (err error) {
+	if err := checkMarkup(doc); err != nil {
+		return err
+	}
 	// The plist package re-raises runtime panics; a stream of garbage must
 	// cost one document, never the measurement.
 	defer func() {

@@ -3,6 +3,7 @@ package powermetrics_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -456,5 +457,76 @@ func TestDecodeKeepsAPowerThatItsEnergyDoesNotMatch(t *testing.T) {
 	}
 	if s := samples[0]; !near(s.Power.CPU, 1.05263, 1e-12) || s.Energy.CPU != 1 {
 		t.Errorf("CPU %v W, %v J; want the written 1.05263 W and 1 J", s.Power.CPU, s.Energy.CPU)
+	}
+}
+
+// nested returns a document with elements nested levels deep inside its
+// top dict, after a comment, which sends it past the fast path to the full
+// decoder. open and close are one level's tags.
+func nested(levels int, open, close string) []byte {
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<!-- nested -->\n" +
+		`<plist version="1.0"><dict><key>deep</key>` + strings.Repeat(open, levels) + strings.Repeat(close, levels) +
+		"</dict></plist>\n")
+}
+
+// A document nested a million levels deep would overflow the stack of the
+// plist package's recursive parser, which ends the process for good (no
+// recover catches it): it is refused before that parser sees it, and the
+// stream goes on with the next document.
+func TestDecodeRefusesADocumentNestedTooDeep(t *testing.T) {
+	const levels = 1_000_000
+	good := doc(time.Second, 1, 1, 0)
+	for _, tt := range []struct {
+		name string
+		deep []byte
+		want error
+	}{
+		{"arrays", nested(levels, "<array>", "</array>"), powermetrics.ErrTooDeep},
+		{"dicts and arrays", nested(levels/3, "<dict><key>k</key><array>", "</array></dict>"), powermetrics.ErrTooDeep},
+		{"plist elements", []byte(`<?xml version="1.0"?>` + strings.Repeat("<plist>", 2*levels) + "</plist>"), powermetrics.ErrTooDeep},
+		// The plist package reads a document that does not start with
+		// '<' as an OpenStep text list, recursively too: it is not XML,
+		// and refused as such before the plist package sees it.
+		{"an OpenStep text list", []byte(strings.Repeat("(", 10*levels) + "</plist>"), powermetrics.ErrMalformed},
+		{"an OpenStep text list after white space", []byte(" \n" + strings.Repeat("{k=", 3*levels) + "</plist>"), powermetrics.ErrMalformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.deep) > powermetrics.MaxDocumentSize {
+				t.Fatalf("the document has %d bytes, over the size limit", len(tt.deep))
+			}
+			samples, errs := decodeAll(t, bytes.NewReader(stream(good, tt.deep, good)))
+			var de *powermetrics.DocumentError
+			if len(samples) != 2 || samples[1].Index != 2 {
+				t.Errorf("%d samples, want the good documents on either side", len(samples))
+			}
+			if len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], tt.want) || !errors.Is(errs[0], powermetrics.ErrMalformed) {
+				t.Fatalf("errors %v, want document 1 refused with %q", errs, tt.want)
+			}
+		})
+	}
+}
+
+// The depth limit counts elements from the root: a document nested exactly
+// that deep is read, one level more is refused, whichever path reads it.
+func TestDecodeDepthLimitIsExact(t *testing.T) {
+	base := doc(time.Second, 1, 1, 0)
+	at := []byte("<key>kern_bootargs</key>")
+	for _, tt := range []struct {
+		name    string
+		comment string
+	}{{"fast path", ""}, {"full decoder", "<!-- to the full decoder -->"}} {
+		// plist and the top dict are two levels; the nested arrays the rest.
+		for _, depth := range []int{64, powermetrics.MaxNesting, powermetrics.MaxNesting + 1, 200} {
+			levels := depth - 2
+			d := bytes.Replace(base, at, []byte(tt.comment+"<key>deep</key>"+strings.Repeat("<array>", levels)+strings.Repeat("</array>", levels)+string(at)), 1)
+			_, err := powermetrics.Parse(d)
+			_, full := powermetrics.ParseFull(d)
+			if depth <= powermetrics.MaxNesting && (err != nil || full != nil) {
+				t.Errorf("%s, %d deep: %v (full decoder %v), want a sample", tt.name, depth, err, full)
+			}
+			if depth > powermetrics.MaxNesting && (!errors.Is(err, powermetrics.ErrTooDeep) || fmt.Sprint(full) != fmt.Sprint(err)) {
+				t.Errorf("%s, %d deep: %v (full decoder %v), want it refused as nested too deep", tt.name, depth, err, full)
+			}
+		}
 	}
 }

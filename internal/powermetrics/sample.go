@@ -98,6 +98,8 @@ var (
 	ErrTooLarge = fmt.Errorf("larger than %d MiB without </plist>", MaxDocumentSize>>20)
 	// ErrMalformed: the document is not a well-formed XML property list.
 	ErrMalformed = errors.New("malformed plist")
+	// ErrTooDeep: the document's elements nest deeper than MaxNesting.
+	ErrTooDeep = fmt.Errorf("%w: nested more than %d levels deep, where powermetrics nests about 10", ErrMalformed, MaxNesting)
 	// ErrImplausible: a value is negative, not a number, or beyond
 	// what an SoC can draw.
 	ErrImplausible = errors.New("implausible value")
