@@ -89,3 +89,29 @@ func TestCheckMarkupReadsNestingAsEncodingXMLDoes(t *testing.T) {
 		})
 	}
 }
+
+// Numbers are checked wherever the plist package would read one, and only
+// there.
+func TestCheckMarkupChecksNumbersWhereThePlistPackageReadsThem(t *testing.T) {
+	for _, c := range []struct {
+		doc string
+		ok  bool
+	}{
+		{"<plist><integer>12</integer></plist>", true},
+		{"<plist><integer>0x12</integer></plist>", false},
+		{"<plist><x:integer>0x12</x:integer></plist>", false},
+		{"<plist><integer:x>0x12</integer:x></plist>", true},
+		{"<plist><integers>0x12</integers></plist>", true},
+		{`<plist><real a="1">1_0</real></plist>`, false},
+		{"<plist><real><!-- -->1</real></plist>", false},
+		{"<plist><real><![CDATA[1]]></real></plist>", false},
+		{"<plist><integer>&#49;</integer></plist>", false},
+		{"<plist><string>0x12</string></plist>", true},
+		{"<plist><!-- <integer>0x12</integer> --></plist>", true},
+		{"<plist><integer/></plist>", true},
+	} {
+		if err := checkMarkup([]byte(c.doc)); (err == nil) != c.ok || err != nil && !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want it read: %v", c.doc, err, c.ok)
+		}
+	}
+}

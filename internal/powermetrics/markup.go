@@ -9,10 +9,11 @@ import (
 // checkMarkup reads a document's markup in one pass over its bytes before
 // the full decoder reads it, and refuses what that decoder must not see:
 // a document that does not start with '<', which the plist package would
-// read as an OpenStep text list, recursively; and elements nested deeper
-// than MaxNesting, which would overflow the stack of its recursive XML
-// parser. The fast path reads only documents that pass, so it runs on the
-// full decoder's path alone.
+// read as an OpenStep text list, recursively; elements nested deeper than
+// MaxNesting, which would overflow the stack of its recursive XML parser;
+// and an <integer> or <real> not written as plist writes numbers, which it
+// would read through strconv (0x10, 1_000, 0x1p4). The fast path reads
+// only documents that pass, so it runs on the full decoder's path alone.
 //
 // It lexes as encoding/xml does (comments, CDATA, processing instructions,
 // directives, quoted attribute values) so that nothing can hide elements
@@ -38,12 +39,15 @@ func checkMarkup(b []byte) error {
 		case '!':
 			i = skipBang(b, i)
 		default:
-			_, end, empty := startTag(b, i)
+			name, end, empty := startTag(b, i)
 			if end >= 0 && depth >= MaxNesting {
 				return ErrTooDeep
 			}
 			if end >= 0 && !empty {
 				depth++
+				if err := checkNumber(b, end, localName(name)); err != nil {
+					return err
+				}
 			}
 			i = end
 		}
@@ -159,4 +163,88 @@ func startTag(b []byte, i int) (name []byte, end int, empty bool) {
 func isNameByte(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
 		c == '_' || c == ':' || c == '.' || c == '-'
+}
+
+// localName returns the part of an element's name that the plist package
+// reads, after a namespace prefix as encoding/xml splits it off.
+func localName(name []byte) []byte {
+	if k := bytes.IndexByte(name, ':'); k > 0 && k < len(name)-1 && bytes.Count(name, []byte(":")) == 1 {
+		return name[k+1:]
+	}
+	return name
+}
+
+// checkNumber checks the text of an element whose start tag ends at b[i],
+// if it is an <integer> or a <real>: plain text up to its end tag, written
+// as the plist DTD writes numbers.
+func checkNumber(b []byte, i int, tag []byte) error {
+	isInt, isReal := string(tag) == "integer", string(tag) == "real"
+	if !isInt && !isReal {
+		return nil
+	}
+	n := bytes.IndexByte(b[i:], '<')
+	switch {
+	case n < 0:
+		return nil
+	case i+n+1 < len(b) && b[i+n+1] != '/':
+		return fmt.Errorf("%w: markup inside <%s>, where plist has only a number", ErrMalformed, tag)
+	}
+	text := b[i : i+n]
+	if isInt && !isPlistInteger(text) {
+		return fmt.Errorf("%w: <integer> %q is not a base-10 integer, as plist writes them", ErrMalformed, clip(text))
+	}
+	if isReal && !isPlistReal(text) {
+		return fmt.Errorf("%w: <real> %q is not a decimal number, nan or inf, as plist writes them", ErrMalformed, clip(text))
+	}
+	return nil
+}
+
+// clip shortens text for an error message.
+func clip(text []byte) string {
+	if len(text) > 40 {
+		return string(text[:40]) + "..."
+	}
+	return string(text)
+}
+
+// isPlistInteger accepts what the plist DTD calls "a (possibly signed)
+// integer number in base 10": the '-' sign only, as the plist package
+// refuses a '+'.
+func isPlistInteger(t []byte) bool {
+	i := 0
+	if len(t) > 0 && t[0] == '-' {
+		i++
+	}
+	return len(t) > i && skipDigits(t, i) == len(t)
+}
+
+// isPlistReal accepts the plist DTD's reals, ("+" | "-")? d+ ("." d*)?
+// ("E" ("+" | "-") d+)?, with a lower-case e and an optional exponent sign
+// as powermetrics writes them with %g; and the words Apple's parser reads,
+// nan, inf and infinity in any case, the last two with a sign.
+func isPlistReal(t []byte) bool {
+	i := 0
+	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
+		i++
+	}
+	d := skipDigits(t, i)
+	if d == i {
+		w := t[i:]
+		return bytes.EqualFold(w, []byte("inf")) || bytes.EqualFold(w, []byte("infinity")) ||
+			i == 0 && bytes.EqualFold(w, []byte("nan"))
+	}
+	if i = d; i < len(t) && t[i] == '.' {
+		i = skipDigits(t, i+1)
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		if i++; i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		d := skipDigits(t, i)
+		if d == i {
+			return false
+		}
+		i = d
+	}
+	return i == len(t)
 }
