@@ -307,10 +307,11 @@ func (d *document) sample() (Sample, error) {
 	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
 		return Sample{}, ErrNoPowerData
 	}
-	if s.Power.Total, err = totalPower(s.Power, p.CombinedPower); err != nil {
+	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
+	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
+	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower); err != nil {
 		return Sample{}, err
 	}
-	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
 	return s, nil
 }
 
@@ -365,23 +366,23 @@ func component(name string, power, energy *number, window time.Duration) (watts,
 	return watts, joules, true, nil
 }
 
-// totalPower returns the total of the components' powers, in watts,
-// checked against combined_power (mW) where the document has it.
-func totalPower(v Values, combined *number) (float64, error) {
-	sum := v.CPU + v.GPU + v.ANE
+// combinedPower reads combined_power (mW) into watts, where the document
+// has it, and reports whether it disagrees with the sum of v's components.
+// The total is that sum, what users add up from the components shown:
+// combined_power only checks it.
+func combinedPower(v Values, combined *number) (watts float64, disagrees bool, err error) {
 	if combined == nil {
-		return sum, nil
+		return 0, false, nil
 	}
-	written := float64(*combined) / 1000
-	if !plausible(written) {
-		return 0, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
+	watts = float64(*combined) / 1000
+	if !plausible(watts) {
+		return 0, false, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
 	}
-	// combined_power is CPU + GPU + ANE written with six digits; the
-	// sum of the components has more, unless it disagrees.
-	if !consistent(written, sum) {
-		return written, nil
-	}
-	return sum, nil
+	// combined_power and each component's power are written with six
+	// significant digits, and a component taken from its energy is the
+	// written power to more digits: each may be off by half its last digit.
+	slack := 5e-6*(watts+v.CPU+v.GPU+v.ANE) + 1e-12
+	return watts, math.Abs(watts-v.Total) > slack, nil
 }
 
 func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }

@@ -530,3 +530,42 @@ func TestDecodeDepthLimitIsExact(t *testing.T) {
 		}
 	}
 }
+
+// The total is CPU + GPU + ANE, the components shown, whatever
+// combined_power says; the sample keeps combined_power, and says when it
+// disagrees by more than the six digits it and the components are written
+// with.
+func TestDecodeTotalIsTheSumOfTheComponents(t *testing.T) {
+	base := doc(time.Second, 1, 2, 0.5)
+	const written = "<key>combined_power</key>\n<real>3500</real>"
+	if !bytes.Contains(base, []byte(written)) {
+		t.Fatalf("no %q in the document", written)
+	}
+	for _, tt := range []struct {
+		name, combined string
+		watts          float64
+		disagrees      bool
+	}{
+		{"combined_power as powermetrics writes it", written, 3.5, false},
+		{"combined_power off by its last digit", "<key>combined_power</key>\n<real>3500.01</real>", 3.50001, false},
+		{"combined_power 10% higher", "<key>combined_power</key>\n<real>3850</real>", 3.85, true},
+		{"combined_power a little lower", "<key>combined_power</key>\n<real>3499.9</real>", 3.4999, true},
+		{"combined_power far lower", "<key>combined_power</key>\n<real>1000</real>", 1, true},
+		{"no combined_power", "", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := bytes.Replace(base, []byte(written), []byte(tt.combined), 1)
+			samples, errs := decodeAll(t, bytes.NewReader(d))
+			if len(samples) != 1 || len(errs) != 0 {
+				t.Fatalf("%d samples, %v", len(samples), errs)
+			}
+			s := samples[0]
+			if p := s.Power; p.Total != p.CPU+p.GPU+p.ANE || !near(p.Total, 3.5, 1e-12) {
+				t.Errorf("Power %+v: the total is not CPU + GPU + ANE = 3.5 W", p)
+			}
+			if !near(s.CombinedPower, tt.watts, 1e-12) || s.CombinedDisagrees != tt.disagrees {
+				t.Errorf("CombinedPower %v W, disagrees %v; want %v W, %v", s.CombinedPower, s.CombinedDisagrees, tt.watts, tt.disagrees)
+			}
+		})
+	}
+}

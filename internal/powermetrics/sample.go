@@ -20,8 +20,8 @@ import (
 // Sample.Energy).
 type Values struct {
 	CPU, GPU, ANE float64
-	// Total is combined_power as powermetrics reports it, which is
-	// CPU + GPU + ANE; when a stream has no combined_power it is that sum.
+	// Total is CPU + GPU + ANE, the sum of the components shown.
+	// powermetrics's own combined_power is Sample.CombinedPower.
 	Total float64
 }
 
@@ -83,6 +83,13 @@ type Sample struct {
 	OSBuild string
 	// Timestamp is the document's own date, with whole seconds only.
 	Timestamp time.Time
+	// CombinedPower is the document's combined_power in watts, or 0 where
+	// it has none. powermetrics writes it as CPU + GPU + ANE rounded to
+	// six digits; Power.Total is that sum from the components themselves.
+	CombinedPower float64
+	// CombinedDisagrees reports that CombinedPower differs from
+	// CPU + GPU + ANE by more than the rounding of the numbers written.
+	CombinedDisagrees bool
 }
 
 // Errors a document can be refused with, wrapped in a *DocumentError.
