@@ -11,9 +11,10 @@ import (
 	"howett.net/plist"
 )
 
-// MaxDocumentSize is the largest document the Decoder accepts. Real
-// documents run from 12 KB to about 230 KB; a 64 KiB token limit has broken
-// other tools on large machines, so the bound sits far above any of them.
+// MaxDocumentSize is the largest document the Decoder accepts, in bytes,
+// however its bytes arrive. Real documents run from 12 KB to about 230 KB;
+// a 64 KiB token limit has broken other tools on large machines, so the
+// bound sits far above any of them.
 const MaxDocumentSize = 16 << 20
 
 // MaxNesting is how deep the elements of a document may nest, the plist
@@ -43,6 +44,7 @@ var endTag = []byte("</plist>")
 type Decoder struct {
 	r       io.Reader
 	now     func() time.Time
+	limit   int // MaxDocumentSize, but for tests
 	buf     []byte
 	off     int // start of unread data in buf
 	scanned int // bytes after off already searched for endTag
@@ -55,7 +57,7 @@ type Decoder struct {
 // NewDecoder returns a Decoder reading r. now stamps each document's
 // arrival; pass a monotonic clock (time.Now is one).
 func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
-	return &Decoder{r: r, now: now}
+	return &Decoder{r: r, now: now, limit: MaxDocumentSize}
 }
 
 // Next returns the next sample. A refused document comes back as a
@@ -64,57 +66,77 @@ func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
 // Next returns io.EOF; a last document cut short is first reported as a
 // *DocumentError wrapping ErrTruncated.
 func (d *Decoder) Next() (Sample, error) {
-	for {
-		if d.fatal != nil {
-			return Sample{}, d.fatal
-		}
-		if doc, ok := d.nextDocument(); ok {
-			i := d.index
-			d.index++
+	for d.fatal == nil {
+		doc, err := d.nextDocument()
+		switch {
+		case err != nil:
+			return Sample{}, err
+		case doc != nil:
+			i := d.index - 1 // take has counted it
 			s, err := Parse(doc)
 			if err != nil {
 				return Sample{}, &DocumentError{Index: i, Err: err}
 			}
 			s.Index, s.Arrival = i, d.arrival
 			return s, nil
-		}
-		if d.err != nil {
-			d.skipSeparators()
-			if d.off < len(d.buf) {
-				err := ErrTruncated
-				if rest := d.buf[d.off:]; rest[0] != '<' {
-					// A document cut short starts like one; this is
-					// something else, such as a file that is no recording.
-					err = fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(rest))
-				}
-				d.fatal = d.err
-				d.buf, d.off = nil, 0
-				return Sample{}, &DocumentError{Index: d.index, Err: err}
-			}
+		case d.err != nil:
 			d.fatal = d.err
-			continue
+		default:
+			d.fill()
 		}
-		if len(d.buf)-d.off > MaxDocumentSize {
-			d.fatal = &DocumentError{Index: d.index, Err: ErrTooLarge}
-			continue
-		}
-		d.fill()
 	}
+	return Sample{}, d.fatal
 }
 
-// nextDocument returns the next complete document in the buffer.
-func (d *Decoder) nextDocument() ([]byte, bool) {
+// nextDocument returns the next whole document in the buffer, or the
+// error for the bytes before it, or neither when it needs more bytes.
+// It decides only when it has read the document's </plist>, or
+// MaxDocumentSize and a tag more, or the stream's end: so the same bytes
+// give the same answer however the reads cut them.
+func (d *Decoder) nextDocument() ([]byte, error) {
 	d.skipSeparators()
-	from := max(0, d.scanned-len(endTag)+1)
-	i := indexEndTag(d.buf[d.off+from:])
-	if i < 0 {
-		d.scanned = len(d.buf) - d.off
-		return nil, false
+	pending := d.buf[d.off:]
+	if len(pending) == 0 {
+		return nil, nil
 	}
-	end := d.off + from + i + len(endTag)
-	doc := d.buf[d.off:end]
-	d.off, d.scanned = end, 0
-	return doc, true
+	from := max(0, d.scanned-len(endTag)+1)
+	if i := indexEndTag(pending[from:]); i >= 0 {
+		return d.take(from+i+len(endTag), true)
+	}
+	d.scanned = len(pending)
+	if d.err == nil && len(pending) < d.limit+len(endTag) {
+		return nil, nil
+	}
+	return d.take(len(pending), false)
+}
+
+// take passes over the next n bytes, a document that ends in </plist>
+// when whole is true, and returns them as a document or the error that
+// refuses them.
+func (d *Decoder) take(n int, whole bool) ([]byte, error) {
+	part, i := d.buf[d.off:d.off+n], d.index
+	if len(part) > d.limit {
+		d.fatal = &DocumentError{Index: i, Err: ErrTooLarge}
+		d.buf, d.off = nil, 0
+		return nil, d.fatal
+	}
+	d.off, d.scanned, d.index = d.off+n, 0, i+1
+	if !whole {
+		d.fatal = d.err
+		d.buf, d.off = nil, 0
+		return nil, &DocumentError{Index: i, Err: cutShort(part)}
+	}
+	return part, nil
+}
+
+// cutShort is the error for part, bytes that the stream ended in before a
+// </plist>. A document cut short starts like one, with a <; anything else,
+// such as a file that is no recording, is not one.
+func cutShort(part []byte) error {
+	if part[0] != '<' {
+		return fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(part))
+	}
+	return ErrTruncated
 }
 
 // indexEndTag returns the index of the first </plist> in b, or -1. It
@@ -150,6 +172,10 @@ func (d *Decoder) skipSeparators() {
 	}
 }
 
+// fill reads more of the stream, never more than the document being read
+// needs to reach MaxDocumentSize and a </plist>: a file's reads fill all
+// the room they are given, and a limit checked only between reads would
+// hold for pipes alone.
 func (d *Decoder) fill() {
 	if d.off > 0 && d.off >= len(d.buf)/2 {
 		// The document returned last may still be in use by its caller's
@@ -157,12 +183,15 @@ func (d *Decoder) fill() {
 		n := copy(d.buf, d.buf[d.off:])
 		d.buf, d.off = d.buf[:n], 0
 	}
-	if cap(d.buf)-len(d.buf) < readChunk {
-		nb := make([]byte, len(d.buf), 2*cap(d.buf)+readChunk)
-		copy(nb, d.buf)
-		d.buf = nb
+	most := d.limit + len(endTag)
+	room := most - (len(d.buf) - d.off)
+	if cap(d.buf)-len(d.buf) < min(room, readChunk) {
+		nb := make([]byte, len(d.buf)-d.off, min(2*cap(d.buf)+readChunk, most))
+		copy(nb, d.buf[d.off:])
+		d.buf, d.off = nb, 0
 	}
-	n, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+	end := min(cap(d.buf), len(d.buf)+room)
+	n, err := d.r.Read(d.buf[len(d.buf):end])
 	if n > 0 {
 		d.arrival = d.now()
 	}

@@ -569,3 +569,62 @@ func TestDecodeTotalIsTheSumOfTheComponents(t *testing.T) {
 		})
 	}
 }
+
+// sized returns a document of exactly n bytes up to the end of its
+// </plist>, its kern_bootargs padded.
+func sized(t *testing.T, n int) []byte {
+	t.Helper()
+	d := doc(time.Second, 1, 1, 0)
+	at := []byte("<key>kern_bootargs</key><string></string>")
+	pad := n - (bytes.LastIndex(d, []byte("</plist>")) + len("</plist>"))
+	if pad < 0 || !bytes.Contains(d, at) {
+		t.Fatalf("cannot pad a %d-byte document to %d bytes", len(d), n)
+	}
+	return bytes.Replace(d, at, []byte("<key>kern_bootargs</key><string>"+strings.Repeat("x", pad)+"</string>"), 1)
+}
+
+// pipeReads returns at most n bytes from r per Read, as a pipe does.
+type pipeReads struct {
+	r io.Reader
+	n int
+}
+
+func (p *pipeReads) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b), p.n)]) }
+
+// MaxDocumentSize holds however the bytes arrive: a file's reads return
+// all that fits at once, a pipe's 64 KiB at a time. A document of exactly
+// the limit is read from both; one a byte over it, or twice the limit, is
+// refused from both with the same error, which ends the stream; so is one half as large again, which a file delivers whole before the limit is checked.
+func TestDecodeSizeLimitHoldsHoweverTheBytesArrive(t *testing.T) {
+	const limit = powermetrics.MaxDocumentSize
+	readers := []struct {
+		name string
+		r    func([]byte) io.Reader
+	}{
+		{"all at once, as from a file", func(b []byte) io.Reader { return bytes.NewReader(b) }},
+		{"64 KiB at a time, as from a pipe", func(b []byte) io.Reader { return &pipeReads{bytes.NewReader(b), 64 << 10} }},
+	}
+	for _, size := range []int{limit, limit + 1, limit + limit/2} {
+		s := stream(doc(time.Second, 1, 1, 0), sized(t, size), doc(time.Second, 2, 2, 0))
+		var first string
+		for _, rd := range readers {
+			samples, errs := decodeAll(t, rd.r(s))
+			if size <= limit {
+				if len(samples) != 3 || len(errs) != 0 {
+					t.Errorf("%d bytes, %s: %d samples, %v; want all 3", size, rd.name, len(samples), errs)
+				}
+				continue
+			}
+			var de *powermetrics.DocumentError
+			if len(samples) != 1 || len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], powermetrics.ErrTooLarge) {
+				t.Errorf("%d bytes, %s: %d samples, %v; want the first, then document 1 too large", size, rd.name, len(samples), errs)
+				continue
+			}
+			if first == "" {
+				first = errs[0].Error()
+			} else if errs[0].Error() != first {
+				t.Errorf("%d bytes, %s: %q, but %q from a file", size, rd.name, errs[0], first)
+			}
+		}
+	}
+}

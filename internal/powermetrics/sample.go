@@ -101,8 +101,9 @@ var (
 	ErrIntel = errors.New("an Intel Mac's format (processor.package_watts): exopower measures Apple Silicon only")
 	// ErrTruncated: the stream ended inside a document.
 	ErrTruncated = errors.New("truncated: the stream ended before </plist>")
-	// ErrTooLarge: a document grew past MaxDocumentSize.
-	ErrTooLarge = fmt.Errorf("larger than %d MiB without </plist>", MaxDocumentSize>>20)
+	// ErrTooLarge: the document is longer than MaxDocumentSize, however
+	// its bytes arrived. powermetrics writes a few hundred KB at most.
+	ErrTooLarge = fmt.Errorf("larger than %d MiB, where powermetrics writes at most a few hundred KB: not a powermetrics document", MaxDocumentSize>>20)
 	// ErrMalformed: the document is not a well-formed XML property list.
 	ErrMalformed = errors.New("malformed plist")
 	// ErrTooDeep: the document's elements nest deeper than MaxNesting.
