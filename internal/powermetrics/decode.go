@@ -35,7 +35,12 @@ const MaxWindow = 7 * 24 * time.Hour
 
 const readChunk = 64 << 10
 
-var endTag = []byte("</plist>")
+var (
+	endTag = []byte("</plist>")
+	// xmlName is in the declaration, "<?xml ", that begins every
+	// document: found after a document's first byte, it begins another.
+	xmlName = []byte("?xml")
+)
 
 // Decoder reads a powermetrics -f plist stream and yields one Sample per
 // document, as soon as the document's </plist> arrives: waiting for the
@@ -62,9 +67,10 @@ func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
 
 // Next returns the next sample. A refused document comes back as a
 // *DocumentError, after which Next goes on with the following document,
-// except for ErrTooLarge, which ends the stream. At the end of the stream
-// Next returns io.EOF; a last document cut short is first reported as a
-// *DocumentError wrapping ErrTruncated.
+// except for ErrTooLarge, which ends the stream. A document cut short
+// (ErrTruncated) is one that another document follows before its
+// </plist>, or that the stream ends in; after the last, Next returns
+// io.EOF.
 func (d *Decoder) Next() (Sample, error) {
 	for d.fatal == nil {
 		doc, err := d.nextDocument()
@@ -112,9 +118,14 @@ func (d *Decoder) nextDocument() ([]byte, error) {
 
 // take passes over the next n bytes, a document that ends in </plist>
 // when whole is true, and returns them as a document or the error that
-// refuses them.
+// refuses them. Another document's start inside them means this one was
+// cut short: it alone is lost, and the next is read from its start.
 func (d *Decoder) take(n int, whole bool) ([]byte, error) {
 	part, i := d.buf[d.off:d.off+n], d.index
+	if cut := indexStart(part); cut > 0 && cut <= d.limit {
+		d.off, d.scanned, d.index = d.off+cut, 0, i+1
+		return nil, &DocumentError{Index: i, Err: cutShort(part[:cut], false)}
+	}
 	if len(part) > d.limit {
 		d.fatal = &DocumentError{Index: i, Err: ErrTooLarge}
 		d.buf, d.off = nil, 0
@@ -124,19 +135,44 @@ func (d *Decoder) take(n int, whole bool) ([]byte, error) {
 	if !whole {
 		d.fatal = d.err
 		d.buf, d.off = nil, 0
-		return nil, &DocumentError{Index: i, Err: cutShort(part)}
+		return nil, &DocumentError{Index: i, Err: cutShort(part, true)}
 	}
 	return part, nil
 }
 
-// cutShort is the error for part, bytes that the stream ended in before a
-// </plist>. A document cut short starts like one, with a <; anything else,
-// such as a file that is no recording, is not one.
-func cutShort(part []byte) error {
-	if part[0] != '<' {
+// cutShort is the error for part, bytes that ended before a </plist>, at
+// the end of the stream or where another document began. A document cut
+// short starts like one, with a <; anything else, such as a file that is
+// no recording, is not one.
+func cutShort(part []byte, atEnd bool) error {
+	switch {
+	case part[0] != '<' && atEnd:
 		return fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(part))
+	case part[0] != '<':
+		return fmt.Errorf("%w: %d bytes that are not a plist document before the next document", ErrMalformed, len(part))
+	case atEnd:
+		return fmt.Errorf("%w: the stream ended before its </plist>", ErrTruncated)
 	}
-	return ErrTruncated
+	return fmt.Errorf("%w: another document began before its </plist> (powermetrics restarted, or two recordings were joined)", ErrTruncated)
+}
+
+// indexStart returns the index of the first XML declaration in b after its
+// first byte, where another document starts, or -1. It looks for "?xml",
+// whose '?' is rare in a document, and then for the '<' before it and the
+// white space after it.
+func indexStart(b []byte) int {
+	for off := 2; off < len(b); {
+		j := bytes.Index(b[off:], xmlName)
+		if j < 0 {
+			return -1
+		}
+		k := off + j
+		if b[k-1] == '<' && k+len(xmlName) < len(b) && isSpace(b[k+len(xmlName)]) {
+			return k - 1
+		}
+		off = k + 1
+	}
+	return -1
 }
 
 // indexEndTag returns the index of the first </plist> in b, or -1. It

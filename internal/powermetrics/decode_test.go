@@ -628,3 +628,46 @@ func TestDecodeSizeLimitHoldsHoweverTheBytesArrive(t *testing.T) {
 		}
 	}
 }
+
+// A document cut short and followed by a whole one (powermetrics
+// restarted, two recordings joined) is lost alone, with its own index;
+// the next is read on its own, with its own.
+func TestDecodeSplitsADocumentCutShortFromTheNextOne(t *testing.T) {
+	a, b, c := doc(time.Second, 1, 1, 0), doc(time.Second, 2, 2, 0), doc(time.Second, 3, 3, 0)
+	half := b[:len(b)/2]
+	inTag := b[:bytes.Index(b, []byte("<key>cpu_energy</key>"))+4]
+	for _, tt := range []struct {
+		name string
+		s    []byte
+		want error
+	}{
+		{"with the NUL between documents", stream(a, half, c), powermetrics.ErrTruncated},
+		{"without it, as a restarted powermetrics writes", append(stream(a, half), c...), powermetrics.ErrTruncated},
+		{"cut inside a tag", stream(a, inTag, c), powermetrics.ErrTruncated},
+		{"cut in its first bytes", stream(a, []byte("<?xm"), c), powermetrics.ErrTruncated},
+		{"bytes that are no document", stream(a, []byte("garbage \xff\n"), c), powermetrics.ErrMalformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, errs := decodeAll(t, bytes.NewReader(tt.s))
+			if len(samples) != 2 || samples[0].Index != 0 || samples[1].Index != 2 || samples[1].Energy.CPU != 3 {
+				t.Errorf("samples %+v, want documents 0 and 2, whole", samples)
+			}
+			var de *powermetrics.DocumentError
+			if len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], tt.want) {
+				t.Errorf("errors %v, want document 1 refused with %q", errs, tt.want)
+			}
+		})
+	}
+	t.Run("two cut short at the end of the stream", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(stream(a, half, c[:len(c)/2])))
+		if len(samples) != 1 || len(errs) != 2 {
+			t.Fatalf("%d samples, errors %v; want 1 sample and 2 lost documents", len(samples), errs)
+		}
+		for i, err := range errs {
+			var de *powermetrics.DocumentError
+			if !errors.As(err, &de) || de.Index != i+1 || !errors.Is(err, powermetrics.ErrTruncated) {
+				t.Errorf("error %d: %v, want document %d truncated", i, err, i+1)
+			}
+		}
+	})
+}

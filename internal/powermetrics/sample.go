@@ -99,8 +99,10 @@ var (
 	ErrNoPowerData = errors.New("no CPU, GPU or ANE power data (samplers cpu_power and gpu_power did not run, or this is a virtual machine)")
 	// ErrIntel: the document is in an Intel Mac's format (package_watts).
 	ErrIntel = errors.New("an Intel Mac's format (processor.package_watts): exopower measures Apple Silicon only")
-	// ErrTruncated: the stream ended inside a document.
-	ErrTruncated = errors.New("truncated: the stream ended before </plist>")
+	// ErrTruncated: the document was cut short before its </plist>: the
+	// stream ended, or another document began (powermetrics restarted,
+	// or two recordings were joined).
+	ErrTruncated = errors.New("truncated")
 	// ErrTooLarge: the document is longer than MaxDocumentSize, however
 	// its bytes arrived. powermetrics writes a few hundred KB at most.
 	ErrTooLarge = fmt.Errorf("larger than %d MiB, where powermetrics writes at most a few hundred KB: not a powermetrics document", MaxDocumentSize>>20)
