@@ -11,10 +11,19 @@ import (
 	"howett.net/plist"
 )
 
-// MaxDocumentSize is the largest document the Decoder accepts. Real
-// documents run from 12 KB to about 230 KB; a 64 KiB token limit has broken
-// other tools on large machines, so the bound sits far above any of them.
+// MaxDocumentSize is the largest document the Decoder accepts, in bytes,
+// however its bytes arrive. Real documents run from 12 KB to about 230 KB;
+// a 64 KiB token limit has broken other tools on large machines, so the
+// bound sits far above any of them.
 const MaxDocumentSize = 16 << 20
+
+// MaxNesting is how deep the elements of a document may nest, the plist
+// element and its top dict included, before the full decoder reads it. The
+// plist package parses recursively, and a document nested a few hundred
+// thousand levels deep overflows the goroutine's stack, which ends the
+// process: no recover catches it. powermetrics nests about 10 levels and
+// the fast path follows 68, so 128 refuses only documents built to harm.
+const MaxNesting = 128
 
 // MaxPowerWatts bounds any one component's power: an SoC drawing more than
 // 10 kW is a broken document, not a measurement.
@@ -26,7 +35,12 @@ const MaxWindow = 7 * 24 * time.Hour
 
 const readChunk = 64 << 10
 
-var endTag = []byte("</plist>")
+var (
+	endTag = []byte("</plist>")
+	// xmlName is in the declaration, "<?xml ", that begins every
+	// document: found after a document's first byte, it begins another.
+	xmlName = []byte("?xml")
+)
 
 // Decoder reads a powermetrics -f plist stream and yields one Sample per
 // document, as soon as the document's </plist> arrives: waiting for the
@@ -35,6 +49,7 @@ var endTag = []byte("</plist>")
 type Decoder struct {
 	r       io.Reader
 	now     func() time.Time
+	limit   int // MaxDocumentSize, but for tests
 	buf     []byte
 	off     int // start of unread data in buf
 	scanned int // bytes after off already searched for endTag
@@ -47,66 +62,117 @@ type Decoder struct {
 // NewDecoder returns a Decoder reading r. now stamps each document's
 // arrival; pass a monotonic clock (time.Now is one).
 func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
-	return &Decoder{r: r, now: now}
+	return &Decoder{r: r, now: now, limit: MaxDocumentSize}
 }
 
 // Next returns the next sample. A refused document comes back as a
 // *DocumentError, after which Next goes on with the following document,
-// except for ErrTooLarge, which ends the stream. At the end of the stream
-// Next returns io.EOF; a last document cut short is first reported as a
-// *DocumentError wrapping ErrTruncated.
+// except for ErrTooLarge, which ends the stream. A document cut short
+// (ErrTruncated) is one that another document follows before its
+// </plist>, or that the stream ends in; after the last, Next returns
+// io.EOF.
 func (d *Decoder) Next() (Sample, error) {
-	for {
-		if d.fatal != nil {
-			return Sample{}, d.fatal
-		}
-		if doc, ok := d.nextDocument(); ok {
-			i := d.index
-			d.index++
+	for d.fatal == nil {
+		doc, err := d.nextDocument()
+		switch {
+		case err != nil:
+			return Sample{}, err
+		case doc != nil:
+			i := d.index - 1 // take has counted it
 			s, err := Parse(doc)
 			if err != nil {
 				return Sample{}, &DocumentError{Index: i, Err: err}
 			}
 			s.Index, s.Arrival = i, d.arrival
 			return s, nil
-		}
-		if d.err != nil {
-			d.skipSeparators()
-			if d.off < len(d.buf) {
-				err := ErrTruncated
-				if rest := d.buf[d.off:]; rest[0] != '<' {
-					// A document cut short starts like one; this is
-					// something else, such as a file that is no recording.
-					err = fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(rest))
-				}
-				d.fatal = d.err
-				d.buf, d.off = nil, 0
-				return Sample{}, &DocumentError{Index: d.index, Err: err}
-			}
+		case d.err != nil:
 			d.fatal = d.err
-			continue
+		default:
+			d.fill()
 		}
-		if len(d.buf)-d.off > MaxDocumentSize {
-			d.fatal = &DocumentError{Index: d.index, Err: ErrTooLarge}
-			continue
-		}
-		d.fill()
 	}
+	return Sample{}, d.fatal
 }
 
-// nextDocument returns the next complete document in the buffer.
-func (d *Decoder) nextDocument() ([]byte, bool) {
+// nextDocument returns the next whole document in the buffer, or the
+// error for the bytes before it, or neither when it needs more bytes.
+// It decides only when it has read the document's </plist>, or
+// MaxDocumentSize and a tag more, or the stream's end: so the same bytes
+// give the same answer however the reads cut them.
+func (d *Decoder) nextDocument() ([]byte, error) {
 	d.skipSeparators()
-	from := max(0, d.scanned-len(endTag)+1)
-	i := indexEndTag(d.buf[d.off+from:])
-	if i < 0 {
-		d.scanned = len(d.buf) - d.off
-		return nil, false
+	pending := d.buf[d.off:]
+	if len(pending) == 0 {
+		return nil, nil
 	}
-	end := d.off + from + i + len(endTag)
-	doc := d.buf[d.off:end]
-	d.off, d.scanned = end, 0
-	return doc, true
+	from := max(0, d.scanned-len(endTag)+1)
+	if i := indexEndTag(pending[from:]); i >= 0 {
+		return d.take(from+i+len(endTag), true)
+	}
+	d.scanned = len(pending)
+	if d.err == nil && len(pending) < d.limit+len(endTag) {
+		return nil, nil
+	}
+	return d.take(len(pending), false)
+}
+
+// take passes over the next n bytes, a document that ends in </plist>
+// when whole is true, and returns them as a document or the error that
+// refuses them. Another document's start inside them means this one was
+// cut short: it alone is lost, and the next is read from its start.
+func (d *Decoder) take(n int, whole bool) ([]byte, error) {
+	part, i := d.buf[d.off:d.off+n], d.index
+	if cut := indexStart(part); cut > 0 && cut <= d.limit {
+		d.off, d.scanned, d.index = d.off+cut, 0, i+1
+		return nil, &DocumentError{Index: i, Err: cutShort(part[:cut], false)}
+	}
+	if len(part) > d.limit {
+		d.fatal = &DocumentError{Index: i, Err: ErrTooLarge}
+		d.buf, d.off = nil, 0
+		return nil, d.fatal
+	}
+	d.off, d.scanned, d.index = d.off+n, 0, i+1
+	if !whole {
+		d.fatal = d.err
+		d.buf, d.off = nil, 0
+		return nil, &DocumentError{Index: i, Err: cutShort(part, true)}
+	}
+	return part, nil
+}
+
+// cutShort is the error for part, bytes that ended before a </plist>, at
+// the end of the stream or where another document began. A document cut
+// short starts like one, with a <; anything else, such as a file that is
+// no recording, is not one.
+func cutShort(part []byte, atEnd bool) error {
+	switch {
+	case part[0] != '<' && atEnd:
+		return fmt.Errorf("%w: the stream ends with %d bytes that are not a plist document", ErrMalformed, len(part))
+	case part[0] != '<':
+		return fmt.Errorf("%w: %d bytes that are not a plist document before the next document", ErrMalformed, len(part))
+	case atEnd:
+		return fmt.Errorf("%w: the stream ended before its </plist>", ErrTruncated)
+	}
+	return fmt.Errorf("%w: another document began before its </plist> (powermetrics restarted, or two recordings were joined)", ErrTruncated)
+}
+
+// indexStart returns the index of the first XML declaration in b after its
+// first byte, where another document starts, or -1. It looks for "?xml",
+// whose '?' is rare in a document, and then for the '<' before it and the
+// white space after it.
+func indexStart(b []byte) int {
+	for off := 2; off < len(b); {
+		j := bytes.Index(b[off:], xmlName)
+		if j < 0 {
+			return -1
+		}
+		k := off + j
+		if b[k-1] == '<' && k+len(xmlName) < len(b) && isSpace(b[k+len(xmlName)]) {
+			return k - 1
+		}
+		off = k + 1
+	}
+	return -1
 }
 
 // indexEndTag returns the index of the first </plist> in b, or -1. It
@@ -142,6 +208,10 @@ func (d *Decoder) skipSeparators() {
 	}
 }
 
+// fill reads more of the stream, never more than the document being read
+// needs to reach MaxDocumentSize and a </plist>: a file's reads fill all
+// the room they are given, and a limit checked only between reads would
+// hold for pipes alone.
 func (d *Decoder) fill() {
 	if d.off > 0 && d.off >= len(d.buf)/2 {
 		// The document returned last may still be in use by its caller's
@@ -149,12 +219,15 @@ func (d *Decoder) fill() {
 		n := copy(d.buf, d.buf[d.off:])
 		d.buf, d.off = d.buf[:n], 0
 	}
-	if cap(d.buf)-len(d.buf) < readChunk {
-		nb := make([]byte, len(d.buf), 2*cap(d.buf)+readChunk)
-		copy(nb, d.buf)
-		d.buf = nb
+	most := d.limit + len(endTag)
+	room := most - (len(d.buf) - d.off)
+	if cap(d.buf)-len(d.buf) < min(room, readChunk) {
+		nb := make([]byte, len(d.buf)-d.off, min(2*cap(d.buf)+readChunk, most))
+		copy(nb, d.buf[d.off:])
+		d.buf, d.off = nb, 0
 	}
-	n, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+	end := min(cap(d.buf), len(d.buf)+room)
+	n, err := d.r.Read(d.buf[len(d.buf):end])
 	if n > 0 {
 		d.arrival = d.now()
 	}
@@ -240,6 +313,9 @@ func ParseFull(doc []byte) (Sample, error) {
 }
 
 func unmarshal(doc []byte, d *document) (err error) {
+	if err := checkMarkup(doc); err != nil {
+		return err
+	}
 	// The plist package re-raises runtime panics; a stream of garbage must
 	// cost one document, never the measurement.
 	defer func() {
@@ -296,10 +372,11 @@ func (d *document) sample() (Sample, error) {
 	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
 		return Sample{}, ErrNoPowerData
 	}
-	if s.Power.Total, err = totalPower(s.Power, p.CombinedPower); err != nil {
+	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
+	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
+	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower); err != nil {
 		return Sample{}, err
 	}
-	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
 	return s, nil
 }
 
@@ -354,23 +431,23 @@ func component(name string, power, energy *number, window time.Duration) (watts,
 	return watts, joules, true, nil
 }
 
-// totalPower returns the total of the components' powers, in watts,
-// checked against combined_power (mW) where the document has it.
-func totalPower(v Values, combined *number) (float64, error) {
-	sum := v.CPU + v.GPU + v.ANE
+// combinedPower reads combined_power (mW) into watts, where the document
+// has it, and reports whether it disagrees with the sum of v's components.
+// The total is that sum, what users add up from the components shown:
+// combined_power only checks it.
+func combinedPower(v Values, combined *number) (watts float64, disagrees bool, err error) {
 	if combined == nil {
-		return sum, nil
+		return 0, false, nil
 	}
-	written := float64(*combined) / 1000
-	if !plausible(written) {
-		return 0, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
+	watts = float64(*combined) / 1000
+	if !plausible(watts) {
+		return 0, false, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
 	}
-	// combined_power is CPU + GPU + ANE written with six digits; the
-	// sum of the components has more, unless it disagrees.
-	if !consistent(written, sum) {
-		return written, nil
-	}
-	return sum, nil
+	// combined_power and each component's power are written with six
+	// significant digits, and a component taken from its energy is the
+	// written power to more digits: each may be off by half its last digit.
+	slack := 5e-6*(watts+v.CPU+v.GPU+v.ANE) + 1e-12
+	return watts, math.Abs(watts-v.Total) > slack, nil
 }
 
 func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }

@@ -3,6 +3,7 @@ package powermetrics_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -457,4 +458,216 @@ func TestDecodeKeepsAPowerThatItsEnergyDoesNotMatch(t *testing.T) {
 	if s := samples[0]; !near(s.Power.CPU, 1.05263, 1e-12) || s.Energy.CPU != 1 {
 		t.Errorf("CPU %v W, %v J; want the written 1.05263 W and 1 J", s.Power.CPU, s.Energy.CPU)
 	}
+}
+
+// nested returns a document with elements nested levels deep inside its
+// top dict, after a comment, which sends it past the fast path to the full
+// decoder. open and close are one level's tags.
+func nested(levels int, open, close string) []byte {
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<!-- nested -->\n" +
+		`<plist version="1.0"><dict><key>deep</key>` + strings.Repeat(open, levels) + strings.Repeat(close, levels) +
+		"</dict></plist>\n")
+}
+
+// A document nested a million levels deep would overflow the stack of the
+// plist package's recursive parser, which ends the process for good (no
+// recover catches it): it is refused before that parser sees it, and the
+// stream goes on with the next document.
+func TestDecodeRefusesADocumentNestedTooDeep(t *testing.T) {
+	const levels = 1_000_000
+	good := doc(time.Second, 1, 1, 0)
+	for _, tt := range []struct {
+		name string
+		deep []byte
+		want error
+	}{
+		{"arrays", nested(levels, "<array>", "</array>"), powermetrics.ErrTooDeep},
+		{"dicts and arrays", nested(levels/3, "<dict><key>k</key><array>", "</array></dict>"), powermetrics.ErrTooDeep},
+		{"plist elements", []byte(`<?xml version="1.0"?>` + strings.Repeat("<plist>", 2*levels) + "</plist>"), powermetrics.ErrTooDeep},
+		// The plist package reads a document that does not start with
+		// '<' as an OpenStep text list, recursively too: it is not XML,
+		// and refused as such before the plist package sees it.
+		{"an OpenStep text list", []byte(strings.Repeat("(", 10*levels) + "</plist>"), powermetrics.ErrMalformed},
+		{"an OpenStep text list after white space", []byte(" \n" + strings.Repeat("{k=", 3*levels) + "</plist>"), powermetrics.ErrMalformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.deep) > powermetrics.MaxDocumentSize {
+				t.Fatalf("the document has %d bytes, over the size limit", len(tt.deep))
+			}
+			samples, errs := decodeAll(t, bytes.NewReader(stream(good, tt.deep, good)))
+			var de *powermetrics.DocumentError
+			if len(samples) != 2 || samples[1].Index != 2 {
+				t.Errorf("%d samples, want the good documents on either side", len(samples))
+			}
+			if len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], tt.want) || !errors.Is(errs[0], powermetrics.ErrMalformed) {
+				t.Fatalf("errors %v, want document 1 refused with %q", errs, tt.want)
+			}
+		})
+	}
+}
+
+// The depth limit counts elements from the root: a document nested exactly
+// that deep is read, one level more is refused, whichever path reads it.
+func TestDecodeDepthLimitIsExact(t *testing.T) {
+	base := doc(time.Second, 1, 1, 0)
+	at := []byte("<key>kern_bootargs</key>")
+	for _, tt := range []struct {
+		name    string
+		comment string
+	}{{"fast path", ""}, {"full decoder", "<!-- to the full decoder -->"}} {
+		// plist and the top dict are two levels; the nested arrays the rest.
+		for _, depth := range []int{64, powermetrics.MaxNesting, powermetrics.MaxNesting + 1, 200} {
+			levels := depth - 2
+			d := bytes.Replace(base, at, []byte(tt.comment+"<key>deep</key>"+strings.Repeat("<array>", levels)+strings.Repeat("</array>", levels)+string(at)), 1)
+			_, err := powermetrics.Parse(d)
+			_, full := powermetrics.ParseFull(d)
+			if depth <= powermetrics.MaxNesting && (err != nil || full != nil) {
+				t.Errorf("%s, %d deep: %v (full decoder %v), want a sample", tt.name, depth, err, full)
+			}
+			if depth > powermetrics.MaxNesting && (!errors.Is(err, powermetrics.ErrTooDeep) || fmt.Sprint(full) != fmt.Sprint(err)) {
+				t.Errorf("%s, %d deep: %v (full decoder %v), want it refused as nested too deep", tt.name, depth, err, full)
+			}
+		}
+	}
+}
+
+// The total is CPU + GPU + ANE, the components shown, whatever
+// combined_power says; the sample keeps combined_power, and says when it
+// disagrees by more than the six digits it and the components are written
+// with.
+func TestDecodeTotalIsTheSumOfTheComponents(t *testing.T) {
+	base := doc(time.Second, 1, 2, 0.5)
+	const written = "<key>combined_power</key>\n<real>3500</real>"
+	if !bytes.Contains(base, []byte(written)) {
+		t.Fatalf("no %q in the document", written)
+	}
+	for _, tt := range []struct {
+		name, combined string
+		watts          float64
+		disagrees      bool
+	}{
+		{"combined_power as powermetrics writes it", written, 3.5, false},
+		{"combined_power off by its last digit", "<key>combined_power</key>\n<real>3500.01</real>", 3.50001, false},
+		{"combined_power 10% higher", "<key>combined_power</key>\n<real>3850</real>", 3.85, true},
+		{"combined_power a little lower", "<key>combined_power</key>\n<real>3499.9</real>", 3.4999, true},
+		{"combined_power far lower", "<key>combined_power</key>\n<real>1000</real>", 1, true},
+		{"no combined_power", "", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := bytes.Replace(base, []byte(written), []byte(tt.combined), 1)
+			samples, errs := decodeAll(t, bytes.NewReader(d))
+			if len(samples) != 1 || len(errs) != 0 {
+				t.Fatalf("%d samples, %v", len(samples), errs)
+			}
+			s := samples[0]
+			if p := s.Power; p.Total != p.CPU+p.GPU+p.ANE || !near(p.Total, 3.5, 1e-12) {
+				t.Errorf("Power %+v: the total is not CPU + GPU + ANE = 3.5 W", p)
+			}
+			if !near(s.CombinedPower, tt.watts, 1e-12) || s.CombinedDisagrees != tt.disagrees {
+				t.Errorf("CombinedPower %v W, disagrees %v; want %v W, %v", s.CombinedPower, s.CombinedDisagrees, tt.watts, tt.disagrees)
+			}
+		})
+	}
+}
+
+// sized returns a document of exactly n bytes up to the end of its
+// </plist>, its kern_bootargs padded.
+func sized(t *testing.T, n int) []byte {
+	t.Helper()
+	d := doc(time.Second, 1, 1, 0)
+	at := []byte("<key>kern_bootargs</key><string></string>")
+	pad := n - (bytes.LastIndex(d, []byte("</plist>")) + len("</plist>"))
+	if pad < 0 || !bytes.Contains(d, at) {
+		t.Fatalf("cannot pad a %d-byte document to %d bytes", len(d), n)
+	}
+	return bytes.Replace(d, at, []byte("<key>kern_bootargs</key><string>"+strings.Repeat("x", pad)+"</string>"), 1)
+}
+
+// pipeReads returns at most n bytes from r per Read, as a pipe does.
+type pipeReads struct {
+	r io.Reader
+	n int
+}
+
+func (p *pipeReads) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b), p.n)]) }
+
+// MaxDocumentSize holds however the bytes arrive: a file's reads return
+// all that fits at once, a pipe's 64 KiB at a time. A document of exactly
+// the limit is read from both; one a byte over it, or twice the limit, is
+// refused from both with the same error, which ends the stream; so is one half as large again, which a file delivers whole before the limit is checked.
+func TestDecodeSizeLimitHoldsHoweverTheBytesArrive(t *testing.T) {
+	const limit = powermetrics.MaxDocumentSize
+	readers := []struct {
+		name string
+		r    func([]byte) io.Reader
+	}{
+		{"all at once, as from a file", func(b []byte) io.Reader { return bytes.NewReader(b) }},
+		{"64 KiB at a time, as from a pipe", func(b []byte) io.Reader { return &pipeReads{bytes.NewReader(b), 64 << 10} }},
+	}
+	for _, size := range []int{limit, limit + 1, limit + limit/2} {
+		s := stream(doc(time.Second, 1, 1, 0), sized(t, size), doc(time.Second, 2, 2, 0))
+		var first string
+		for _, rd := range readers {
+			samples, errs := decodeAll(t, rd.r(s))
+			if size <= limit {
+				if len(samples) != 3 || len(errs) != 0 {
+					t.Errorf("%d bytes, %s: %d samples, %v; want all 3", size, rd.name, len(samples), errs)
+				}
+				continue
+			}
+			var de *powermetrics.DocumentError
+			if len(samples) != 1 || len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], powermetrics.ErrTooLarge) {
+				t.Errorf("%d bytes, %s: %d samples, %v; want the first, then document 1 too large", size, rd.name, len(samples), errs)
+				continue
+			}
+			if first == "" {
+				first = errs[0].Error()
+			} else if errs[0].Error() != first {
+				t.Errorf("%d bytes, %s: %q, but %q from a file", size, rd.name, errs[0], first)
+			}
+		}
+	}
+}
+
+// A document cut short and followed by a whole one (powermetrics
+// restarted, two recordings joined) is lost alone, with its own index;
+// the next is read on its own, with its own.
+func TestDecodeSplitsADocumentCutShortFromTheNextOne(t *testing.T) {
+	a, b, c := doc(time.Second, 1, 1, 0), doc(time.Second, 2, 2, 0), doc(time.Second, 3, 3, 0)
+	half := b[:len(b)/2]
+	inTag := b[:bytes.Index(b, []byte("<key>cpu_energy</key>"))+4]
+	for _, tt := range []struct {
+		name string
+		s    []byte
+		want error
+	}{
+		{"with the NUL between documents", stream(a, half, c), powermetrics.ErrTruncated},
+		{"without it, as a restarted powermetrics writes", append(stream(a, half), c...), powermetrics.ErrTruncated},
+		{"cut inside a tag", stream(a, inTag, c), powermetrics.ErrTruncated},
+		{"cut in its first bytes", stream(a, []byte("<?xm"), c), powermetrics.ErrTruncated},
+		{"bytes that are no document", stream(a, []byte("garbage \xff\n"), c), powermetrics.ErrMalformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, errs := decodeAll(t, bytes.NewReader(tt.s))
+			if len(samples) != 2 || samples[0].Index != 0 || samples[1].Index != 2 || samples[1].Energy.CPU != 3 {
+				t.Errorf("samples %+v, want documents 0 and 2, whole", samples)
+			}
+			var de *powermetrics.DocumentError
+			if len(errs) != 1 || !errors.As(errs[0], &de) || de.Index != 1 || !errors.Is(errs[0], tt.want) {
+				t.Errorf("errors %v, want document 1 refused with %q", errs, tt.want)
+			}
+		})
+	}
+	t.Run("two cut short at the end of the stream", func(t *testing.T) {
+		samples, errs := decodeAll(t, bytes.NewReader(stream(a, half, c[:len(c)/2])))
+		if len(samples) != 1 || len(errs) != 2 {
+			t.Fatalf("%d samples, errors %v; want 1 sample and 2 lost documents", len(samples), errs)
+		}
+		for i, err := range errs {
+			var de *powermetrics.DocumentError
+			if !errors.As(err, &de) || de.Index != i+1 || !errors.Is(err, powermetrics.ErrTruncated) {
+				t.Errorf("error %d: %v, want document %d truncated", i, err, i+1)
+			}
+		}
+	})
 }

@@ -14,10 +14,13 @@ import (
 // as it goes, takes the dozen values exopower needs and skips the rest
 // without building it. Anything outside the shape (comments, entities
 // other than XML's own five and character references, attributes,
-// hexadecimal integers, text it cannot vouch for, a key of the wrong type)
+// numbers spelt otherwise than powermetrics spells them, text it cannot
+// vouch for, a key of the wrong type, nesting deeper than maxSkipDepth)
 // sends the document to the full decoder, which then decides; so the fast
 // path yields exactly what the full decoder would, or nothing. The
-// differential tests hold it to that.
+// differential tests hold it to that. Every document it reads passes the
+// full decoder's checkMarkup (markup.go): numbers as plist writes them,
+// nesting well within MaxNesting.
 
 var (
 	xmlDecl = []byte(`<?xml version="1.0" encoding="UTF-8"?>`)
@@ -620,7 +623,7 @@ func setNumber(dst **number, v kind, text []byte) bool {
 
 // isInteger accepts what strconv reads as a base-10 integer that fits:
 // unsigned up to 2^64-1, negative down to -(10^18-1) (no sign but '-',
-// no 0x prefix, which the full decoder reads as hexadecimal).
+// no 0x prefix, which the full decoder refuses).
 func isInteger(t []byte) bool {
 	neg := len(t) > 0 && t[0] == '-'
 	if neg {

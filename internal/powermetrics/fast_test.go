@@ -2,6 +2,7 @@ package powermetrics
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,7 +87,7 @@ func TestFastPathLeavesOtherShapesToTheFullDecoder(t *testing.T) {
 	}
 	doc := documents(b)[0]
 	for _, c := range []struct{ old, new string }{
-		{"<integer>1711489712</integer>", "<integer>0x10</integer>"},                                                    // hexadecimal, which the full decoder reads
+		{"<integer>1711489712</integer>", "<integer>0x10</integer>"},                                                    // hexadecimal, which the full decoder refuses
 		{"<string>23E224</string>", "<string>23E&#X32;24</string>"},                                                     // a reference encoding/xml refuses
 		{"<string>23E224</string>", "<string>23E&#xD800;24</string>"},                                                   // a surrogate, which encoding/xml reads as U+FFFD
 		{"<string>23E224</string>", "<string>23E&eacute;24</string>"},                                                   // an entity XML does not define
@@ -351,6 +352,80 @@ func TestIndexEndTag(t *testing.T) {
 	} {
 		if got := indexEndTag([]byte(c.s)); got != c.want || got != bytes.Index([]byte(c.s), []byte("</plist>")) {
 			t.Errorf("indexEndTag(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
+
+// numberCases are the texts of an <integer> or a <real>, and whether
+// plist allows them.
+var numberCases = []struct {
+	integer bool
+	text    string
+	ok      bool
+}{
+	{true, "399", true},
+	{true, "-12", true},
+	{true, "007", true},
+	{true, "0x10", false},
+	{true, "0X10", false},
+	{true, "-0x10", false},
+	{true, "1_000", false},
+	{true, " 12", false},
+	{false, "4000.66", true},
+	{false, "+4000.66", true},
+	{false, "4000.", true},
+	{false, "4.00066E+03", true},
+	{false, "4.00066e3", true},
+	{false, "NaN", true},
+	{false, "-Infinity", true},
+	{false, "1_000", false},
+	{false, "1_000.5", false},
+	{false, "0x1p4", false},
+	{false, "0x1.8p1", false},
+	{false, ".5", false},
+	{false, "1e", false},
+	{false, "-nan", false},
+	{false, " 1", false},
+}
+
+// Numbers as the plist DTD writes them, and the words for infinity and
+// not-a-number that Apple's parser reads; powermetrics writes a subset.
+// Hexadecimal, Go's digit separators and other spellings that strconv
+// reads are refused, by the fast path and the full decoder alike, in a
+// value exopower keeps and in one it skips.
+func TestNumbersAreReadAsPlistWritesThem(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/fake-m1-compact.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := documents(b)[0]
+	const (
+		keptInteger    = "<key>cpu_energy</key>\n<integer>399</integer>"
+		skippedInteger = freqEntry
+		keptReal       = "<key>cpu_power</key>\n<real>4000.66</real>"
+		skippedReal    = ratioEntry
+	)
+	for _, c := range numberCases {
+		kept, skipped, tag := keptReal, skippedReal, "real"
+		if c.integer {
+			kept, skipped, tag = keptInteger, skippedInteger, "integer"
+		}
+		for _, at := range []string{kept, skipped} {
+			key := at[:strings.Index(at, "<"+tag+">")]
+			if !bytes.Contains(doc, []byte(at)) {
+				t.Fatalf("%q is not in the document", at)
+			}
+			mutated := bytes.Replace(doc, []byte(at), []byte(key+"<"+tag+">"+c.text+"</"+tag+">"), 1)
+			t.Run(key+c.text, func(t *testing.T) {
+				same(t, mutated)
+				_, err := Parse(mutated)
+				if c.ok && err != nil && !errors.Is(err, ErrImplausible) {
+					t.Errorf("<%s>%s</%s> refused: %v", tag, c.text, tag, err)
+				}
+				if !c.ok && !errors.Is(err, ErrMalformed) {
+					t.Errorf("<%s>%s</%s> read (%v), want the document refused as malformed", tag, c.text, tag, err)
+				}
+			})
 		}
 	}
 }

@@ -20,8 +20,8 @@ import (
 // Sample.Energy).
 type Values struct {
 	CPU, GPU, ANE float64
-	// Total is combined_power as powermetrics reports it, which is
-	// CPU + GPU + ANE; when a stream has no combined_power it is that sum.
+	// Total is CPU + GPU + ANE, the sum of the components shown.
+	// powermetrics's own combined_power is Sample.CombinedPower.
 	Total float64
 }
 
@@ -83,6 +83,13 @@ type Sample struct {
 	OSBuild string
 	// Timestamp is the document's own date, with whole seconds only.
 	Timestamp time.Time
+	// CombinedPower is the document's combined_power in watts, or 0 where
+	// it has none. powermetrics writes it as CPU + GPU + ANE rounded to
+	// six digits; Power.Total is that sum from the components themselves.
+	CombinedPower float64
+	// CombinedDisagrees reports that CombinedPower differs from
+	// CPU + GPU + ANE by more than the rounding of the numbers written.
+	CombinedDisagrees bool
 }
 
 // Errors a document can be refused with, wrapped in a *DocumentError.
@@ -92,12 +99,17 @@ var (
 	ErrNoPowerData = errors.New("no CPU, GPU or ANE power data (samplers cpu_power and gpu_power did not run, or this is a virtual machine)")
 	// ErrIntel: the document is in an Intel Mac's format (package_watts).
 	ErrIntel = errors.New("an Intel Mac's format (processor.package_watts): exopower measures Apple Silicon only")
-	// ErrTruncated: the stream ended inside a document.
-	ErrTruncated = errors.New("truncated: the stream ended before </plist>")
-	// ErrTooLarge: a document grew past MaxDocumentSize.
-	ErrTooLarge = fmt.Errorf("larger than %d MiB without </plist>", MaxDocumentSize>>20)
+	// ErrTruncated: the document was cut short before its </plist>: the
+	// stream ended, or another document began (powermetrics restarted,
+	// or two recordings were joined).
+	ErrTruncated = errors.New("truncated")
+	// ErrTooLarge: the document is longer than MaxDocumentSize, however
+	// its bytes arrived. powermetrics writes a few hundred KB at most.
+	ErrTooLarge = fmt.Errorf("larger than %d MiB, where powermetrics writes at most a few hundred KB: not a powermetrics document", MaxDocumentSize>>20)
 	// ErrMalformed: the document is not a well-formed XML property list.
 	ErrMalformed = errors.New("malformed plist")
+	// ErrTooDeep: the document's elements nest deeper than MaxNesting.
+	ErrTooDeep = fmt.Errorf("%w: nested more than %d levels deep, where powermetrics nests about 10", ErrMalformed, MaxNesting)
 	// ErrImplausible: a value is negative, not a number, or beyond
 	// what an SoC can draw.
 	ErrImplausible = errors.New("implausible value")
