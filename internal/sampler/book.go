@@ -196,6 +196,9 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 	if sp.crowded.count > 0 {
 		r.Warnings = append(r.Warnings, sp.crowded.warning("they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
 	}
+	if sp.disagree > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("powermetrics's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", sp.disagree, sp.disagreeMax))
+	}
 	r.Warnings = append(r.Warnings, sp.long...)
 	r.Warnings = append(r.Warnings, extra...)
 	if r.Samples > 0 {

@@ -336,3 +336,29 @@ func TestAHugeDocumentEndsTheStreamAndIsReported(t *testing.T) {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 }
+
+// When powermetrics's combined_power is not CPU + GPU + ANE, the total
+// stays the sum of the components shown, and the result says in how many
+// windows, and by how much at most, they disagreed.
+func TestCombinedPowerThatDisagreesIsReported(t *testing.T) {
+	f := newFeed()
+	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	defer s.Stop()
+	sp := begin(t, f, s, 1000)
+	for i, combined := range []float64{0, 12, 10, 10.5} {
+		w := smp(i+1, 1100+100*float64(i), 100, 10)
+		w.CombinedPower, w.CombinedDisagrees = combined, combined != 10
+		if combined == 0 {
+			w.CombinedDisagrees = false // a document without combined_power
+		}
+		f.ch <- item{s: w}
+	}
+	r := s.End(context.Background(), sp, at(1400))
+	if !near(r.Energy.Total, 4, 1e-9) {
+		t.Errorf("energy %v J, want 4 J: the sum of the components", r.Energy.Total)
+	}
+	want := "powermetrics's combined_power disagreed with CPU + GPU + ANE in 2 of the windows (by up to 2 W); the total is the sum of the components"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -26,7 +27,11 @@ type Span struct {
 	lost    notes // documents refused while the span was open
 	crowded notes // windows that had no room on the timeline
 	breaks  notes // breaks in the stream while the span was open
-	long    []string
+	// disagree counts the windows whose combined_power was not CPU + GPU
+	// + ANE, and by how much at most, in watts.
+	disagree    int
+	disagreeMax float64
+	long        []string
 
 	onWindow func(Window, Totals)
 }
@@ -101,6 +106,10 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetr
 	sp.peak = sp.peak.Max(w.Power)
 	sp.samples++
 	sp.has = sp.has.Or(smp.Has)
+	if smp.CombinedDisagrees {
+		sp.disagree++
+		sp.disagreeMax = max(sp.disagreeMax, math.Abs(smp.CombinedPower-smp.Power.Total))
+	}
 	if msg, ok := longWindow(smp.Index, smp.Window, interval, "the interval"); ok && len(sp.long) < maxNotes {
 		sp.long = append(sp.long, msg)
 	}
