@@ -1,0 +1,237 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// Handler returns the HTTP API: /metrics, /v1/status and the spans.
+func (s *Server) Handler() http.Handler {
+	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		path := r.URL.Path
+		switch {
+		case path == "/metrics":
+			only(w, r, http.MethodGet, metrics.ServeHTTP)
+		case path == "/v1/status":
+			only(w, r, http.MethodGet, s.status)
+		case path == "/v1/spans":
+			only(w, r, http.MethodPost, s.guard(s.open))
+		case strings.HasPrefix(path, "/v1/spans/"):
+			id, tail, _ := strings.Cut(strings.TrimPrefix(path, "/v1/spans/"), "/")
+			switch {
+			case id != "" && tail == "" && !strings.Contains(path, "//"):
+				only(w, r, http.MethodGet, s.guard(func(w http.ResponseWriter, r *http.Request) { s.read(w, id) }))
+			case id != "" && tail == "end":
+				only(w, r, http.MethodPost, s.guard(func(w http.ResponseWriter, r *http.Request) { s.end(w, r, id) }))
+			default:
+				fail(w, http.StatusNotFound, "no such endpoint: "+path)
+			}
+		default:
+			fail(w, http.StatusNotFound, "no such endpoint: "+path+" (there are /metrics, /v1/status and /v1/spans)")
+		}
+	})
+}
+
+// only serves r with h when it uses method, and says 405 otherwise.
+func only(w http.ResponseWriter, r *http.Request, method string, h http.HandlerFunc) {
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method))
+		return
+	}
+	h(w, r)
+}
+
+// guard lets a client open, read and end spans only from this machine,
+// unless the web config demands a password of every client; it also
+// refuses a body larger than MaxBody (no request needs one).
+func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.Authenticated && !loopback(r) {
+			fail(w, http.StatusForbidden, "spans are served to this machine only, unless the web config (--web.config.file) sets basic_auth_users")
+			return
+		}
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			var mb *http.MaxBytesError
+			if errors.As(err, &mb) {
+				fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a request body is at most %d bytes; none is needed", MaxBody))
+				return
+			}
+			fail(w, http.StatusBadRequest, "reading the request: "+err.Error())
+			return
+		}
+		h(w, r)
+	}
+}
+
+// opened is the answer to POST /v1/spans.
+type opened struct {
+	ID        string `json:"id"`
+	Node      string `json:"node"`
+	StartedAt string `json:"started_at"`
+	URL       string `json:"url"`
+}
+
+func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if len(s.spans)+s.pending >= MaxOpenSpans {
+		s.mu.Unlock()
+		fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d spans are open, the most there may be; end some (or they expire after %v)", MaxOpenSpans, SpanTTL))
+		return
+	}
+	s.pending++
+	s.mu.Unlock()
+	// Begin asks powermetrics for a sample and waits for it, so that a
+	// window ends where the span starts.
+	sp := s.meter.Begin(r.Context(), nil)
+	o := &openSpan{id: newID(), span: sp, started: sp.Start}
+	s.mu.Lock()
+	s.pending--
+	s.spans[o.id] = o
+	s.mu.Unlock()
+	w.Header().Set("Location", "/v1/spans/"+o.id)
+	reply(w, http.StatusCreated, opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+}
+
+// spanReading is a span's measurement, in the fields and units of
+// exopower run --json, and the node's own reading of its edges.
+type spanReading struct {
+	*output.Summary
+	ID      string  `json:"id"`
+	Node    string  `json:"node"`
+	Open    bool    `json:"open"`
+	EndedAt *string `json:"ended_at"`
+}
+
+func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) spanReading {
+	sum := output.NewSummary(r, o.started, s.cfg.Interval)
+	sum.Type = "span"
+	sr := spanReading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
+	if ended != nil {
+		e := wall(*ended)
+		sr.EndedAt = &e
+	}
+	return sr
+}
+
+func (s *Server) read(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	o := s.spans[id]
+	s.mu.Unlock()
+	if o == nil {
+		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
+		return
+	}
+	reply(w, http.StatusOK, s.reading(o, s.meter.Read(o.span), nil))
+}
+
+func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	o := s.spans[id]
+	delete(s.spans, id)
+	s.mu.Unlock()
+	if o == nil {
+		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
+		return
+	}
+	end := s.cfg.Now()
+	// End asks for a sample and waits for the window that covers the end:
+	// at most an interval and the grace. A client that goes away cuts the
+	// wait short; the span is closed all the same.
+	res := s.meter.End(r.Context(), o.span, end)
+	reply(w, http.StatusOK, s.reading(o, res, &end))
+}
+
+// status is the answer to GET /v1/status.
+type status struct {
+	Node            string            `json:"node"`
+	Source          output.Source     `json:"source"`
+	IntervalSeconds output.Num        `json:"interval_seconds"`
+	StartedAt       string            `json:"started_at"`
+	UptimeSeconds   output.Num        `json:"uptime_seconds"`
+	EnergyJoules    output.Components `json:"energy_joules"`
+	CoveredSeconds  output.Num        `json:"covered_seconds"`
+	Samples         int               `json:"samples"`
+	SampleErrors    map[string]int    `json:"sample_errors"`
+	Restarts        int               `json:"source_restarts"`
+	RestartError    *string           `json:"source_error"`
+	OpenSpans       int               `json:"open_spans"`
+	LastWindow      *lastWindow       `json:"last_window"`
+}
+
+type lastWindow struct {
+	Start      string            `json:"start"`
+	End        string            `json:"end"`
+	PowerWatts output.Components `json:"power_watts"`
+}
+
+func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
+	t := s.meter.Totals()
+	restarts, rerr := s.src.Restarts()
+	s.mu.Lock()
+	open := len(s.spans)
+	s.mu.Unlock()
+	st := status{
+		Node:            s.cfg.Node,
+		Source:          output.Source{Tool: "powermetrics", HWModel: t.HWModel, OSBuild: t.OSBuild},
+		IntervalSeconds: output.Num(s.cfg.Interval.Seconds()),
+		StartedAt:       wall(s.started),
+		UptimeSeconds:   output.Num(s.cfg.Now().Sub(s.started).Seconds()),
+		EnergyJoules:    output.NewComponents(t.Energy),
+		CoveredSeconds:  output.Num(t.Covered.Seconds()),
+		Samples:         t.Windows,
+		SampleErrors:    t.Refused,
+		Restarts:        restarts,
+		OpenSpans:       open,
+	}
+	if st.SampleErrors == nil {
+		st.SampleErrors = map[string]int{}
+	}
+	if rerr != nil {
+		e := rerr.Error()
+		st.RestartError = &e
+	}
+	if t.Windows > 0 {
+		st.LastWindow = &lastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: output.NewComponents(t.Last.Power)}
+	}
+	reply(w, http.StatusOK, st)
+}
+
+func wall(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func reply(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "encoding the answer: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// apiError is every error's body.
+type apiError struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+func fail(w http.ResponseWriter, code int, msg string) {
+	b, _ := json.Marshal(apiError{Error: msg, Status: code})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}

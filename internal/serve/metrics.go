@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// components are the parts of the SoC, by their label.
+var components = []string{"cpu", "gpu", "ane"}
+
+// reasons are the reasons a document is refused (sampler.Reason), each
+// published from the start so that rate() over them needs no first
+// failure.
+var reasons = []string{"malformed", "implausible", "truncated", "too_large", "no_power_data", "other"}
+
+// collector reads the stream's totals at each scrape: the counters are
+// the ledger's own sums, which only grow, so increase() over any range is
+// the energy of that range, whatever the scrape interval.
+type collector struct {
+	s                                       *Server
+	energy, socEnergy, power, socPower      *prometheus.Desc
+	covered, samples, errors, restarts      *prometheus.Desc
+	lastSample, sourceInfo, buildInfo, open *prometheus.Desc
+}
+
+func newRegistry(s *Server) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(s),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func newCollector(s *Server) *collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("exopower_"+name, help, labels, nil)
+	}
+	return &collector{
+		s:          s,
+		energy:     d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (powermetrics, integrated over its windows).", "component"),
+		socEnergy:  d("soc_energy_joules_total", "Energy of the whole SoC (CPU + GPU + ANE) since exopower serve started, in joules: a metric of its own, so that sum() over exopower_energy_joules_total never counts it twice."),
+		power:      d("power_watts", "Average power of one part of the SoC over the last window, in watts.", "component"),
+		socPower:   d("soc_power_watts", "Average power of the whole SoC over the last window, in watts."),
+		covered:    d("covered_seconds_total", "Time covered by measured windows, in seconds: its increase() over a range, divided by the range, is the coverage."),
+		samples:    d("samples_total", "Windows measured."),
+		errors:     d("sample_errors_total", "powermetrics documents that could not be used, by reason.", "reason"),
+		restarts:   d("source_restarts_total", "Times powermetrics was started again after it ended."),
+		lastSample: d("last_sample_timestamp_seconds", "When the last window's document arrived, in seconds since the Unix epoch."),
+		sourceInfo: d("source_info", "Where the numbers come from; always 1.", "tool", "hw_model", "os_build"),
+		buildInfo:  d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
+		open:       d("open_spans", "Spans open now."),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.covered, c.samples,
+		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	t := c.s.meter.Totals()
+	restarts, _ := c.s.src.Restarts()
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for i, v := range parts(t.Energy) {
+		counter(c.energy, v, components[i])
+	}
+	counter(c.socEnergy, t.Energy.Total)
+	if t.Windows > 0 {
+		// Before the first window there is no power to tell: no gauge
+		// rather than a zero that was never measured.
+		for i, v := range parts(t.Last.Power) {
+			gauge(c.power, v, components[i])
+		}
+		gauge(c.socPower, t.Last.Power.Total)
+		gauge(c.lastSample, float64(t.LastArrival.UnixNano())/1e9)
+	}
+	counter(c.covered, t.Covered.Seconds())
+	counter(c.samples, float64(t.Windows))
+	for _, r := range reasons {
+		counter(c.errors, float64(t.Refused[r]), r)
+	}
+	counter(c.restarts, float64(restarts))
+	gauge(c.sourceInfo, 1, "powermetrics", t.HWModel, t.OSBuild)
+	gauge(c.buildInfo, 1, c.s.cfg.Version, c.s.cfg.Revision, c.s.cfg.GoVersion)
+	c.s.mu.Lock()
+	open := len(c.s.spans)
+	c.s.mu.Unlock()
+	gauge(c.open, float64(open))
+}
+
+func parts(v powermetrics.Values) [3]float64 { return [3]float64{v.CPU, v.GPU, v.ANE} }

@@ -1,0 +1,142 @@
+// Package serve publishes one stream's energy over HTTP: Prometheus
+// counters read from the stream's ledger, a status page, and spans that
+// clients open and close, each measured as exopower run measures a
+// command.
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// Limits of what clients may ask.
+const (
+	// MaxOpenSpans bounds the spans open at once: each one costs a little
+	// work at every window. One more is refused with 429.
+	MaxOpenSpans = 1024
+	// SpanTTL is how long a span may stay open: one left behind by a
+	// client that died must not stay forever.
+	SpanTTL = 24 * time.Hour
+	// MaxBody bounds a request's body; no request needs one.
+	MaxBody = 4 << 10
+)
+
+// Meter is the stream that serve publishes: a *sampler.Sampler.
+type Meter interface {
+	Begin(ctx context.Context, onWindow func(sampler.Window, sampler.Totals)) *sampler.Span
+	End(ctx context.Context, sp *sampler.Span, end time.Time) sampler.Result
+	Read(sp *sampler.Span) sampler.Result
+	Totals() sampler.StreamTotals
+}
+
+// Restarter says how often the source was started again.
+type Restarter interface {
+	Restarts() (int, error)
+}
+
+// Config says what a Server publishes about itself.
+type Config struct {
+	// Node names this machine in status and spans.
+	Node string
+	// Interval is the stream's sample interval.
+	Interval time.Duration
+	// Grace is how long after one interval the end of a span waits for
+	// the window that covers it.
+	Grace time.Duration
+	// Authenticated says that the web config demands a password of every
+	// client; otherwise only loopback clients may open and end spans.
+	Authenticated bool
+	// Version, Revision and GoVersion go into exopower_build_info.
+	Version, Revision, GoVersion string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Server answers the HTTP API over one Meter.
+type Server struct {
+	meter   Meter
+	src     Restarter
+	cfg     Config
+	started time.Time
+	reg     *prometheus.Registry
+
+	mu      sync.Mutex
+	spans   map[string]*openSpan
+	pending int // spans being opened: counted against MaxOpenSpans
+}
+
+type openSpan struct {
+	id      string
+	span    *sampler.Span
+	started time.Time // wall clock, for people and other machines
+}
+
+// New returns a Server over meter, whose source src is.
+func New(meter Meter, src Restarter, cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), spans: map[string]*openSpan{}}
+	s.reg = newRegistry(s)
+	return s
+}
+
+// Expire closes the spans that have been open longer than SpanTTL, so
+// that the stream stops noting windows for them. Run it now and then.
+func (s *Server) Expire() int {
+	cutoff := s.cfg.Now().Add(-SpanTTL)
+	s.mu.Lock()
+	var old []*openSpan
+	for id, o := range s.spans {
+		if o.started.Before(cutoff) {
+			old = append(old, o)
+			delete(s.spans, id)
+		}
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no wait for a window: nobody reads the result
+	for _, o := range old {
+		s.meter.End(ctx, o.span, s.cfg.Now())
+	}
+	return len(old)
+}
+
+// RunExpiry calls Expire every minute until ctx ends.
+func (s *Server) RunExpiry(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Expire()
+		}
+	}
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// loopback reports whether the request came from this machine.
+func loopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
