@@ -74,25 +74,10 @@ func (n *nodeOptions) targets(getenv func(string) string) ([]cluster.Target, clu
 // runCluster measures the command over several Macs: a span on every node,
 // opened before the command starts and ended after it exits, all at once.
 func (o *runOptions) runCluster(ctx context.Context, s *streams, cmd child.Command) error {
-	targets, auth, err := o.nodes.targets(s.Getenv)
+	setup := nodeSetup{n: &o.nodes, pm: o.powermetricsPath(s.Getenv), interval: o.interval, rerun: "exopower run -- " + output.ShellQuote(o.argv)}
+	members, skipped, err := setup.begin(ctx, s)
 	if err != nil {
 		return err
-	}
-	tlsConf, err := cluster.TLSConfig(o.nodes.caFile)
-	if err != nil {
-		return fail(fmt.Errorf("--node-ca: %w", err))
-	}
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
-	members, skipped, err := o.connect(startCtx, s, targets, auth, tlsConf)
-	if err == nil {
-		err = cluster.BeginAll(startCtx, members)
-	}
-	if stopStart() && err == nil {
-		err = errors.New("interrupted before the command started; it was not run")
-	}
-	if err != nil {
-		stopLocal(members)
-		return fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
 	}
 	start := time.Now()
 	p, err := child.Start(cmd)
@@ -107,26 +92,74 @@ func (o *runOptions) runCluster(ctx context.Context, s *streams, cmd child.Comma
 	}
 	nodes := cluster.EndAll(endCtx, members, exit.At)
 	stopEnd()
-	sum := cluster.Total(nodes, start, exit.At.Sub(start), o.interval)
+	return o.deliver(s, clusterTotal(nodes, skipped, start, exit.At, o.interval), exit, signals, cmd.Identity)
+}
+
+// clusterTotal is the cluster's summary, naming the nodes left out.
+func clusterTotal(nodes []output.NodeSummary, skipped []string, start, end time.Time, interval time.Duration) *output.Summary {
+	sum := cluster.Total(nodes, start, end.Sub(start), interval)
 	for _, t := range skipped {
 		sum.Warnings = append(sum.Warnings, "node "+t+" did not answer before the start and is not measured (--skip-unreachable): the total leaves it out")
 	}
-	return o.deliver(s, sum, exit, signals, cmd.Identity)
+	return sum
+}
+
+// nodeSetup says how to reach the nodes of a run or a watch.
+type nodeSetup struct {
+	n        *nodeOptions
+	pm       string // this Mac's powermetrics
+	interval time.Duration
+	rerun    string
+	// onLocal, when not nil, is handed this Mac's windows, as
+	// Sampler.Begin hands them.
+	onLocal func(sampler.Window, sampler.Totals)
+}
+
+// begin reaches every node and opens a span on each, all at once. A
+// signal meanwhile ends it before anything starts.
+func (c nodeSetup) begin(ctx context.Context, s *streams) ([]cluster.Member, []string, error) {
+	targets, auth, err := c.n.targets(s.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsConf, err := cluster.TLSConfig(c.n.caFile)
+	if err != nil {
+		return nil, nil, fail(fmt.Errorf("--node-ca: %w", err))
+	}
+	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	members, skipped, err := c.connect(startCtx, targets, auth, tlsConf)
+	if err == nil {
+		if err = cluster.BeginAll(startCtx, members); err != nil {
+			stopLocal(members)
+		}
+	}
+	if stopStart() && err == nil {
+		cluster.EndAll(context.Background(), members, time.Now())
+		err = errors.New("interrupted before the start; nothing was run")
+	}
+	if err != nil {
+		var se *statusError
+		if errors.As(err, &se) {
+			return nil, nil, err
+		}
+		return nil, nil, fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
+	}
+	return members, skipped, nil
 }
 
 // connect reaches every node at once: a remote one by its status, this
 // Mac by starting powermetrics. Nodes that do not answer are an error,
 // unless --skip-unreachable: then they are left out and named.
-func (o *runOptions) connect(ctx context.Context, s *streams, ts []cluster.Target, auth cluster.Auth, tlsConf *tls.Config) ([]cluster.Member, []string, error) {
+func (c nodeSetup) connect(ctx context.Context, ts []cluster.Target, auth cluster.Auth, tlsConf *tls.Config) ([]cluster.Member, []string, error) {
 	members := make([]cluster.Member, len(ts))
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
 	for i, t := range ts {
 		wg.Go(func() {
 			if t.Local {
-				meter, err := startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
+				meter, err := startMeasuring(ctx, c.pm, c.interval, c.rerun)
 				if err == nil {
-					members[i] = &localMember{meter: meter, interval: o.interval}
+					members[i] = &localMember{meter: meter, interval: c.interval, onWindow: c.onLocal}
 				}
 				errs[i] = err
 				return
@@ -149,7 +182,7 @@ func (o *runOptions) connect(ctx context.Context, s *streams, ts []cluster.Targe
 		switch {
 		case errs[i] == nil:
 			kept = append(kept, m)
-		case o.nodes.skipUnreachable && !ts[i].Local:
+		case c.n.skipUnreachable && !ts[i].Local:
 			skipped = append(skipped, ts[i].Name())
 		default:
 			failed = append(failed, errs[i])
@@ -179,6 +212,7 @@ type localMember struct {
 	meter    *sampler.Sampler
 	span     *sampler.Span
 	interval time.Duration
+	onWindow func(sampler.Window, sampler.Totals)
 }
 
 func (l *localMember) Name() string {
@@ -192,7 +226,7 @@ func (l *localMember) Name() string {
 func (l *localMember) URL() string { return cluster.Local }
 
 func (l *localMember) Begin(ctx context.Context) error {
-	l.span = l.meter.Begin(ctx, nil)
+	l.span = l.meter.Begin(ctx, l.onWindow)
 	return nil
 }
 

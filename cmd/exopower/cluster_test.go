@@ -183,3 +183,57 @@ func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
 		t.Errorf("slow node's warnings %q", sum.Nodes[1].Warnings)
 	}
 }
+
+// watch --node --json: a line per node's window, named, each followed by
+// a total line whose power and energy are the sums of every node's newest;
+// the summary at the end is the cluster's, with a row per node.
+func TestWatchOverNodes(t *testing.T) {
+	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
+	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.Split(strings.TrimSpace(string(out)), "\n")
+	latest := map[string]output.SampleLine{}
+	samples := 0
+	for _, l := range ls[:len(ls)-1] {
+		var sl output.SampleLine
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		switch sl.Type {
+		case "sample":
+			samples++
+			latest[sl.Node] = sl
+			want := map[string]float64{"ten": 10, "twenty": 20}[sl.Node]
+			if math.Abs(float64(sl.PowerWatts.Total)-want) > 0.01 {
+				t.Errorf("node %q: %v W, want %v W", sl.Node, sl.PowerWatts.Total, want)
+			}
+		case "total":
+			var p, e float64
+			for _, x := range latest {
+				p += float64(x.PowerWatts.Total)
+				e += float64(x.EnergyJoules.Total)
+			}
+			if math.Abs(float64(sl.PowerWatts.Total)-p) > 1e-9 || math.Abs(float64(sl.EnergyJoules.Total)-e) > 1e-9 {
+				t.Errorf("total %v W, %v J; the nodes' newest sum to %v W, %v J", sl.PowerWatts.Total, sl.EnergyJoules.Total, p, e)
+			}
+		default:
+			t.Errorf("line of type %q", sl.Type)
+		}
+	}
+	if samples < 6 {
+		t.Errorf("%d node lines, want 3 of each node at least", samples)
+	}
+	var sum output.Summary
+	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &sum); err != nil || sum.Type != "summary" || len(sum.Nodes) != 2 {
+		t.Fatalf("summary %q: %v", ls[len(ls)-1], err)
+	}
+	for i, n := range nodes {
+		exact := truth(t, n, sum.Nodes[i])
+		if got := float64(sum.Nodes[i].EnergyJoules.Total); math.Abs(got-exact)/exact > 0.005 {
+			t.Errorf("node %s: %.4f J, exact %.4f J", sum.Nodes[i].Node, got, exact)
+		}
+	}
+}

@@ -190,3 +190,32 @@ func (c *Client) do(ctx context.Context, method, path string, out any) (time.Dur
 	}
 	return rtt, nil
 }
+
+// Stream reads the node's windows as they come (GET /v1/windows) and hands
+// each to f, until ctx ends or the node goes.
+func (c *Client) Stream(ctx context.Context, f func(output.SampleLine)) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.target.URL.String()+"/v1/windows", nil)
+	if err != nil {
+		return err
+	}
+	if c.cred != nil {
+		req.SetBasicAuth(c.cred.User, c.cred.Password)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /v1/windows: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var l output.SampleLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("GET /v1/windows: not exopower serve's stream: %w", err)
+		}
+		f(l)
+	}
+	return sc.Err()
+}

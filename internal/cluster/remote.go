@@ -117,3 +117,9 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// Stream hands f the node's windows as they come, until ctx ends or the
+// node goes.
+func (r *Remote) Stream(ctx context.Context, f func(output.SampleLine)) error {
+	return r.c.Stream(ctx, f)
+}
