@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -235,5 +236,83 @@ func TestWatchOverNodes(t *testing.T) {
 		if got := float64(sum.Nodes[i].EnergyJoules.Total); math.Abs(got-exact)/exact > 0.005 {
 			t.Errorf("node %s: %.4f J, exact %.4f J", sum.Nodes[i].Node, got, exact)
 		}
+	}
+}
+
+// Ctrl-C during a run over several Macs goes to the command, as without
+// --node; every node's span is closed and the summary holds what was
+// measured.
+func TestRunOverNodesInterrupted(t *testing.T) {
+	nodes := []*node{startNode(t, "a", "0=10,0,0"), startNode(t, "b", "0=5,0,0")}
+	cmd, dir := exopowerCmd(t, "run", "--json", "--node", nodes[0].url, "--node", nodes[1].url, "--", "sh", "-c", "touch started; sleep 30")
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "started"))
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCode(t, cmd.Wait()); code != 130 {
+		t.Errorf("status %d, want 130", code)
+	}
+	var sum output.Summary
+	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil || len(sum.Nodes) != 2 {
+		t.Fatalf("summary %q: %v", out.String(), err)
+	}
+	for i, n := range nodes {
+		if ns := sum.Nodes[i]; ns.Lost || ns.EndedAt == "" || ns.Samples == 0 {
+			t.Errorf("node %s: lost %v, ended %q, %d samples", ns.Node, ns.Lost, ns.EndedAt, ns.Samples)
+		}
+		if st := nodeStatus(t, n); st.OpenSpans != 0 {
+			t.Errorf("node %s: %d spans still open", sum.Nodes[i].Node, st.OpenSpans)
+		}
+	}
+}
+
+// nodeStatus reads a node's GET /v1/status.
+func nodeStatus(t *testing.T, n *node) struct {
+	OpenSpans int `json:"open_spans"`
+} {
+	t.Helper()
+	var st struct {
+		OpenSpans int `json:"open_spans"`
+	}
+	resp, err := http.Get(n.url + "/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A node that does not answer before the start: exopower names it and
+// exits 125 before anything runs; --skip-unreachable goes on without it
+// and the summary says so.
+func TestRunOverNodesWithOneUnreachable(t *testing.T) {
+	up := startNode(t, "up", "0=10,0,0")
+	down := "http://127.0.0.1:1"
+	cmd, dir := exopowerCmd(t, "run", "--node", up.url, "--node", down, "--", "touch", "ran")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if code := exitCode(t, cmd.Run()); code != 125 || !strings.Contains(stderr.String(), "node "+down+": ") {
+		t.Errorf("status %d, stderr %q: want 125 naming the node", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+	if st := nodeStatus(t, up); st.OpenSpans != 0 {
+		t.Errorf("%d spans left open on the node that answered", st.OpenSpans)
+	}
+	var sum output.Summary
+	cmd, _ = exopowerCmd(t, "run", "--json", "--skip-unreachable", "--node", up.url, "--node", down, "--", "true")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &sum); err != nil || len(sum.Nodes) != 1 || !strings.Contains(strings.Join(sum.Warnings, "\n"), "node "+down+" did not answer before the start") {
+		t.Errorf("summary %s: %v", out, err)
 	}
 }
