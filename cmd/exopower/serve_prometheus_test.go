@@ -2,15 +2,23 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/fakepm"
 )
 
 // needTool returns the path of a Prometheus binary that a test needs. It
@@ -193,4 +201,214 @@ func openMetricsProblems(body []byte, promtool []string) []string {
 		problems = append(problems, "OpenMetrics: the body does not end with # EOF")
 	}
 	return problems
+}
+
+// A real Prometheus server scrapes two exopower serves of different, known,
+// constant powers every second, and what it stores adds up to the truth,
+// within the 2 %.
+//
+// The truth. A serve's energy counter at a scrape is the energy of the
+// windows that ended before it: the power times the time those windows
+// cover, which exopower_covered_seconds_total gives at the same scrape.
+// Between two scrapes of one serve, Δenergy = P × Δcovered exactly (the
+// fake reports each window's exact average of its profile, constant here),
+// whatever the phase of the windows against the scrapes. Over the range of
+// increase(), the truth is P × the range: the fake runs throughout and its
+// windows are chained, so the range is covered. increase() takes the first
+// and last samples in the range and extrapolates them to its edges; each
+// lags its scrape by less than a window (100 ms here), so it errs by at
+// most about a window over the range's 20 scrapes, under 1 %.
+func TestPrometheusSumsTwoServes(t *testing.T) {
+	t.Parallel()
+	prometheus := needTool(t, "prometheus")
+	const rangeSeconds = 20
+	watts := map[string]float64{} // by instance: the serve's address
+	var targets []string
+	for i, profile := range []string{"0=10,2,0.5", "0=3,1,0.25"} {
+		prof, err := fakepm.ParseProfile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := startServe(t, profile, "-i", "100ms", "--node-name", fmt.Sprintf("node-%d", i))
+		watts[addr] = prof.At(time.Now()).Total()
+		targets = append(targets, addr)
+	}
+	base := startPrometheus(t, prometheus, targets)
+	at, covered := awaitScrapes(t, base, len(targets), rangeSeconds)
+	sel := fmt.Sprintf("[%ds]", rangeSeconds)
+	energy := promQuery(t, base, "exopower_soc_energy_joules_total"+sel, at)
+	var sumEnergy, sumTruth, sumPower float64
+	for _, e := range energy {
+		inst := e.Metric["instance"]
+		c := covered[inst]
+		if len(c) != len(e.Samples) || c[0].T != e.Samples[0].T || c[len(c)-1].T != e.Samples[len(c)-1].T {
+			t.Fatalf("%s: the energy and covered samples are not of the same scrapes:\n%v\n%v", inst, e.Samples, c)
+		}
+		dE := e.Samples[len(c)-1].V - e.Samples[0].V
+		dC := c[len(c)-1].V - c[0].V
+		p := watts[inst]
+		t.Logf("%s: %.4f J over %.4f s covered in %.3f s of scrapes: %.5f W, true %.5f W (%+.4f %%)",
+			inst, dE, dC, c[len(c)-1].T-c[0].T, dE/dC, p, percentOff(dE/dC, p))
+		if off := percentOff(dE/dC, p); math.Abs(off) > 2 {
+			t.Errorf("%s: Δenergy / Δcovered = %.4f W, true %.4f W: off by %.3f %%", inst, dE/dC, p, off)
+		}
+		sumEnergy, sumTruth, sumPower = sumEnergy+dE, sumTruth+p*dC, sumPower+p
+	}
+	if len(energy) != len(targets) {
+		t.Fatalf("%d energy series, want %d: %v", len(energy), len(targets), energy)
+	}
+	t.Logf("sum of Δenergy %.4f J, true %.4f J (%+.4f %%)", sumEnergy, sumTruth, percentOff(sumEnergy, sumTruth))
+	if off := percentOff(sumEnergy, sumTruth); math.Abs(off) > 2 {
+		t.Errorf("sum of Δenergy %.4f J, true %.4f J: off by %.3f %%", sumEnergy, sumTruth, off)
+	}
+	inc := promQuery(t, base, "sum(increase(exopower_soc_energy_joules_total"+sel+"))", at)
+	if len(inc) != 1 {
+		t.Fatalf("sum(increase(...)) gave %d values, want 1: %v", len(inc), inc)
+	}
+	got, truth := inc[0].Samples[0].V, sumPower*rangeSeconds
+	t.Logf("sum(increase(exopower_soc_energy_joules_total%s)) = %.4f J, true %.4f J (%+.4f %%)", sel, got, truth, percentOff(got, truth))
+	if off := percentOff(got, truth); math.Abs(off) > 2 {
+		t.Errorf("sum(increase(exopower_soc_energy_joules_total%s)) = %.4f J, true %.4f J: off by %.3f %%", sel, got, truth, off)
+	}
+}
+
+func percentOff(got, want float64) float64 { return (got - want) / want * 100 }
+
+// startPrometheus runs a Prometheus server on a free loopback port with a
+// storage of its own, scraping targets every second, and returns its URL.
+// It is stopped when the test ends.
+func startPrometheus(t *testing.T, prometheus string, targets []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: exopower\n    static_configs:\n      - targets: ['%s']\n",
+		strings.Join(targets, "', '"))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	var log bytes.Buffer
+	cmd := exec.Command(prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute): // a hang guard only
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(time.Minute) // a hang guard only
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("prometheus ended before it was ready: %v\n%s", err, log.String())
+		default:
+		}
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready after a minute:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago, for a program that opens its own listener.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// awaitScrapes waits until Prometheus holds, for each of n serves, a full
+// range of scrapes, the first of them more than 2 s into the serve's
+// measurement (so that the range starts after the counters did), and
+// returns the query time and the covered seconds in that range, by
+// instance. The query time lies 1.5 s in the past: every scrape stamped
+// before it (the scrape timeout is 1 s) is stored, so each later query at
+// that time sees the same samples.
+func awaitScrapes(t *testing.T, base string, n, rangeSeconds int) (float64, map[string][]promSample) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard only
+	for {
+		at := float64(time.Now().Add(-1500*time.Millisecond).UnixMilli()) / 1e3
+		covered := map[string][]promSample{}
+		for _, s := range promQuery(t, base, fmt.Sprintf("exopower_covered_seconds_total[%ds]", rangeSeconds), at) {
+			if len(s.Samples) >= rangeSeconds && s.Samples[0].V > 2 {
+				covered[s.Metric["instance"]] = s.Samples
+			}
+		}
+		if len(covered) == n {
+			return at, covered
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus did not hold %d s of scrapes of %d serves after two minutes: %v", rangeSeconds, n, covered)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type promSample struct{ T, V float64 }
+
+type promSeries struct {
+	Metric  map[string]string
+	Samples []promSample
+}
+
+// promQuery asks Prometheus's HTTP API for the value of a PromQL
+// expression at a time (seconds since the epoch): a range vector's raw
+// samples, or an instant vector's single one.
+func promQuery(t *testing.T, base, query string, at float64) []promSeries {
+	t.Helper()
+	u := base + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(at, 'f', 3, 64)}}.Encode()
+	body, _ := get(t, u, "")
+	var r struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Value  []any
+				Values [][]any
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		t.Fatalf("%s: %v:\n%s", query, err, body)
+	}
+	var out []promSeries
+	for _, res := range r.Data.Result {
+		s := promSeries{Metric: res.Metric}
+		if res.Value != nil {
+			res.Values = append(res.Values, res.Value)
+		}
+		for _, v := range res.Values {
+			ts, _ := v[0].(float64)
+			str, _ := v[1].(string)
+			val, err := strconv.ParseFloat(str, 64)
+			if err != nil {
+				t.Fatalf("%s: sample %v: %v", query, v, err)
+			}
+			s.Samples = append(s.Samples, promSample{ts, val})
+		}
+		out = append(out, s)
+	}
+	return out
 }
