@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"howett.net/plist"
+
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -411,4 +413,46 @@ func promQuery(t *testing.T, base, query string, at float64) []promSeries {
 		out = append(out, s)
 	}
 	return out
+}
+
+// scripts/com.exopower.serve.plist is a LaunchDaemon that launchd can
+// load: an XML plist, named after its label, that runs exopower serve
+// (with flags that serve takes) at load and again whenever it ends, its
+// output to /var/log/exopower.log, as root.
+func TestLaunchDaemonPlist(t *testing.T) {
+	path := filepath.Join("..", "..", "scripts", "com.exopower.serve.plist")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Label                              string
+		ProgramArguments                   []string
+		RunAtLoad, KeepAlive               *bool
+		StandardOutPath, StandardErrorPath string
+		UserName                           string
+	}
+	format, err := plist.Unmarshal(b, &d)
+	if err != nil || format != plist.XMLFormat {
+		t.Fatalf("%s: not an XML plist of a LaunchDaemon's keys (format %d): %v", path, format, err)
+	}
+	if d.Label != "com.exopower.serve" || filepath.Base(path) != d.Label+".plist" {
+		t.Errorf("Label %q; want com.exopower.serve, the file's name", d.Label)
+	}
+	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || filepath.Base(d.ProgramArguments[0]) != "exopower" || d.ProgramArguments[1] != "serve" {
+		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve", d.ProgramArguments)
+	}
+	serve := newServeCmd(&streams{Getenv: func(string) string { return "" }})
+	if err := serve.ParseFlags(d.ProgramArguments[2:]); err != nil || len(serve.Flags().Args()) != 0 {
+		t.Errorf("ProgramArguments %q: not flags of exopower serve: %v %q", d.ProgramArguments, err, serve.Flags().Args())
+	}
+	if d.RunAtLoad == nil || !*d.RunAtLoad || d.KeepAlive == nil || !*d.KeepAlive {
+		t.Errorf("RunAtLoad %v, KeepAlive %v; want both true", d.RunAtLoad, d.KeepAlive)
+	}
+	if d.StandardOutPath != "/var/log/exopower.log" || d.StandardErrorPath != d.StandardOutPath {
+		t.Errorf("output to %q and %q; want both to /var/log/exopower.log", d.StandardOutPath, d.StandardErrorPath)
+	}
+	if d.UserName != "" && d.UserName != "root" {
+		t.Errorf("UserName %q: powermetrics needs root", d.UserName)
+	}
 }
