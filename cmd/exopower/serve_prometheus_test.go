@@ -219,11 +219,11 @@ func openMetricsProblems(body []byte, promtool []string) []string {
 // windows are chained, so the range is covered. increase() takes the first
 // and last samples in the range and extrapolates them to its edges; each
 // lags its scrape by less than a window (100 ms here), so it errs by at
-// most about a window over the range's 20 scrapes, under 1 %.
+// most about a window (0.1 s) over the range of 12 s, under 1 %.
 func TestPrometheusSumsTwoServes(t *testing.T) {
 	t.Parallel()
 	prometheus := needTool(t, "prometheus")
-	const rangeSeconds = 20
+	const rangeSeconds = 12
 	watts := map[string]float64{} // by instance: the serve's address
 	var targets []string
 	for i, profile := range []string{"0=10,2,0.5", "0=3,1,0.25"} {
