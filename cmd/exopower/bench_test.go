@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,4 +152,43 @@ func TestBenchExports(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// Ctrl-C in the middle ends the bench once the running command ends: the
+// runs made by then are summarised and exported, marked incomplete, and
+// exopower exits 130 as a shell reports SIGINT.
+func TestBenchInterruptKeepsTheRunsSoFar(t *testing.T) {
+	cmd, dir := exopowerCmd(t, "bench", "--json", "-r", "50", "--baseline", "0", "--export-json", "b.json",
+		`echo x >> n; [ $(wc -l < n) -ge 2 ] && touch second; sleep 0.3`)
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "second"))
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCode(t, cmd.Wait()); code != 130 {
+		t.Errorf("exit status %d, want 130", code)
+	}
+	for _, b := range []string{out.String(), readFile(t, filepath.Join(dir, "b.json"))} {
+		var rep bench.Report
+		if err := json.Unmarshal([]byte(b), &rep); err != nil {
+			t.Fatalf("%v: %q", err, b)
+		}
+		if rep.Complete || len(rep.Results) != 1 || len(rep.Results[0].Runs) < 1 || len(rep.Results[0].Runs) >= 50 {
+			t.Errorf("report after Ctrl-C: %s", b)
+		}
+	}
+	if err := processGone(filepath.Join(dir, "powermetrics.pid")); err != nil {
+		t.Error(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
