@@ -96,6 +96,7 @@ func truth(t *testing.T, n *node, ns output.NodeSummary) float64 {
 // the exact integrals over the nodes' spans, and the average is the total
 // over the command's elapsed time.
 func TestRunOverThreeNodesSumsTheirEnergy(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes := []*node{
 		startNode(t, "steady", "0=10,2,0.5"),
 		startNode(t, "square", fakepm.DefaultProfile),
@@ -131,6 +132,7 @@ func TestRunOverThreeNodesSumsTheirEnergy(t *testing.T) {
 // the node is marked lost, the total is partial and says so; the rest is
 // measured.
 func TestRunOverNodesWhenOneDies(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes := []*node{startNode(t, "stays", "0=10,0,0"), startNode(t, "dies", "0=5,0,0")}
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
@@ -159,6 +161,7 @@ func TestRunOverNodesWhenOneDies(t *testing.T) {
 // answer back) is waited for no longer than its interval and EndSlack:
 // the run ends, the node is lost, and the other node's result is whole.
 func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	fast, slow := startNode(t, "fast", "0=10,0,0"), startNode(t, "slow", "0=5,0,0")
 	target, _ := url.Parse(slow.url)
 	proxy := httputil.NewSingleHostReverseProxy(target)
@@ -189,6 +192,7 @@ func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
 // a total line whose power and energy are the sums of every node's newest;
 // the summary at the end is the cluster's, with a row per node.
 func TestWatchOverNodes(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
 	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
 	out, err := cmd.Output()
@@ -243,6 +247,7 @@ func TestWatchOverNodes(t *testing.T) {
 // --node; every node's span is closed and the summary holds what was
 // measured.
 func TestRunOverNodesInterrupted(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes := []*node{startNode(t, "a", "0=10,0,0"), startNode(t, "b", "0=5,0,0")}
 	cmd, dir := exopowerCmd(t, "run", "--json", "--node", nodes[0].url, "--node", nodes[1].url, "--", "sh", "-c", "touch started; sleep 30")
 	var out strings.Builder
@@ -292,6 +297,7 @@ func nodeStatus(t *testing.T, n *node) struct {
 // exits 125 before anything runs; --skip-unreachable goes on without it
 // and the summary says so.
 func TestRunOverNodesWithOneUnreachable(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	up := startNode(t, "up", "0=10,0,0")
 	down := "http://127.0.0.1:1"
 	cmd, dir := exopowerCmd(t, "run", "--node", up.url, "--node", down, "--", "touch", "ran")

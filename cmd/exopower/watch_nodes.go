@@ -26,7 +26,6 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 	// This Mac's windows come from its Sampler's goroutine, which may
 	// hand one over before its place among the nodes is known: they come
 	// as node -1, and followNodes puts them in their place.
-	local := -1
 	setup := nodeSetup{n: &o.nodes, pm: o.powermetricsPath(s.Getenv), interval: o.interval, rerun: "exopower watch",
 		onLocal: func(w sampler.Window, tot sampler.Totals) {
 			select {
@@ -39,25 +38,7 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 		return err
 	}
 	start := time.Now()
-	names := make([]string, len(members))
-	streams, stopStreams := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for i, m := range members {
-		names[i] = m.Name()
-		switch m := m.(type) {
-		case *cluster.Remote:
-			wg.Go(func() {
-				m.Stream(streams, func(l output.SampleLine) {
-					select {
-					case lines <- nodeLine{i, l}:
-					case <-streams.Done():
-					}
-				})
-			})
-		case *localMember:
-			local = i
-		}
-	}
+	names, local, stopStreams := streamNodes(members, lines)
 	sink, err := output.NewClusterSink(output.SinkConfig{
 		Format:   output.ChooseFormat(o.json, s.OutTTY),
 		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
@@ -71,7 +52,6 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 		}
 	}
 	stopStreams()
-	wg.Wait()
 	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
 	nodes := cluster.EndAll(endCtx, members, end)
 	stopEnd()
@@ -82,6 +62,35 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 		return wrote("stdout", err)
 	}
 	return serr
+}
+
+// streamNodes streams every remote node's windows into lines, and
+// returns the nodes' names, this Mac's place among them (-1: not one) and
+// the function that stops the streams and waits for them.
+func streamNodes(members []cluster.Member, lines chan<- nodeLine) (names []string, local int, stop func()) {
+	names, local = make([]string, len(members)), -1
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i, m := range members {
+		names[i] = m.Name()
+		switch m := m.(type) {
+		case *cluster.Remote:
+			wg.Go(func() {
+				m.Stream(ctx, func(l output.SampleLine) {
+					select {
+					case lines <- nodeLine{i, l}:
+					case <-ctx.Done():
+					}
+				})
+			})
+		case *localMember:
+			local = i
+		}
+	}
+	return names, local, func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // followNodes shows the nodes' windows until --duration, --count (windows

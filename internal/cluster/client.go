@@ -96,7 +96,8 @@ type Client struct {
 // NewClient returns a client of the serve that t names.
 func NewClient(t Target, auth Auth, tlsConf *tls.Config) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsConf
+	// Each transport its own copy: setting up HTTP/2 writes into it.
+	tr.TLSClientConfig = tlsConf.Clone()
 	tr.Proxy = nil // a node is reached directly
 	return &Client{target: t, hc: &http.Client{Transport: tr}, cred: auth.forTarget(t)}
 }
