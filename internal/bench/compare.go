@@ -21,7 +21,7 @@ func NewReport(interval time.Duration) *Report {
 func (rep *Report) Finish(ref int) {
 	interval := time.Duration(float64(rep.IntervalSeconds) * float64(time.Second))
 	for i := range rep.Results {
-		rep.Results[i].finish(rep.Baseline, interval)
+		rep.Results[i].finish(rep.Baseline, interval, rep.Unit)
 	}
 	if msg, ok := rep.Baseline.Drifted(); ok {
 		rep.Warnings = append(rep.Warnings, msg)

@@ -20,7 +20,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	params := paramNames(rep)
 	head := []string{"command", "energy_mean", "energy_stddev", "energy_median", "energy_min", "energy_max",
 		"net_energy_mean", "net_energy_stddev", "net_energy_uncertainty", "power_mean", "power_stddev",
-		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs"}
+		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs",
+		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units"}
 	for _, p := range params {
 		head = append(head, "parameter_"+p)
 	}
@@ -34,6 +35,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, spreadFields(r.AvgPowerWatts, false)...)
 		row = append(row, spreadFields(r.DurationSeconds, false)...)
 		row = append(row, field(r.RelativeEnergy), field(r.RelativeEnergyStddev), strconv.Itoa(len(r.Runs)))
+		row = append(row, spreadFields(r.EnergyPerUnitJoules, false)...)
+		row = append(row, spreadFields(r.UnitsPerJoule, false)...)
+		row = append(row, unitsMissing(rep, r))
 		for _, p := range params {
 			row = append(row, r.Parameters[p])
 		}
@@ -41,6 +45,14 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// unitsMissing is the count of runs without units, empty without units.
+func unitsMissing(rep *Report, r Result) string {
+	if rep.Unit == nil {
+		return ""
+	}
+	return strconv.Itoa(r.RunsWithoutUnits)
 }
 
 // spreadFields are mean and stddev, and with all median, min and max.
@@ -79,8 +91,15 @@ func paramNames(rep *Report) []string {
 // energy relative to the reference.
 func WriteMarkdown(w io.Writer, rep *Report) error {
 	var b strings.Builder
-	b.WriteString("| Command | Energy [J] | Min [J] | Max [J] | Net energy [J] | Power [W] | Duration [s] | Relative |\n")
-	b.WriteString("|:---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| Command | Energy [J] | Min [J] | Max [J] | Net energy [J] | Power [W] | Duration [s] | Relative |")
+	if rep.Unit != nil {
+		fmt.Fprintf(&b, " Energy per %s [J] |", *rep.Unit)
+	}
+	b.WriteString("\n|:---|---:|---:|---:|---:|---:|---:|---:|")
+	if rep.Unit != nil {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 	for _, r := range rep.Results {
 		rel := ""
 		if r.RelativeEnergy != nil {
@@ -90,9 +109,13 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		if r.EnergyJoules != nil {
 			minE, maxE = fmt.Sprintf("%.3f", float64(r.EnergyJoules.Min)), fmt.Sprintf("%.3f", float64(r.EnergyJoules.Max))
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(r.Command, "|", `\|`),
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |", strings.ReplaceAll(r.Command, "|", `\|`),
 			meanSD(r.EnergyJoules, 3), minE, maxE, meanSD(r.NetEnergyJoules, 3), meanSD(r.AvgPowerWatts, 3),
 			meanSD(r.DurationSeconds, 3), rel)
+		if rep.Unit != nil {
+			fmt.Fprintf(&b, " %s |", meanSD(r.EnergyPerUnitJoules, 6))
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -25,9 +25,12 @@ type Report struct {
 	Baseline *Baseline `json:"baseline"`
 	// Reference is the index in Results of the command the others are
 	// compared with; null with no run to compare.
-	Reference *int     `json:"reference"`
-	Results   []Result `json:"results"`
-	Warnings  []string `json:"warnings"`
+	Reference *int `json:"reference"`
+	// Unit names the unit of work (--unit) that runs' units count; null
+	// without --units or --units-from.
+	Unit     *string  `json:"unit"`
+	Results  []Result `json:"results"`
+	Warnings []string `json:"warnings"`
 }
 
 // Baseline is the idle power, from the windows of both idle spans

@@ -29,7 +29,15 @@ type Result struct {
 	// propagated error; null when there is nothing to compare.
 	RelativeEnergy       *output.Num `json:"relative_energy"`
 	RelativeEnergyStddev *output.Num `json:"relative_energy_stddev"`
-	Warnings             []string    `json:"warnings"`
+	// EnergyPerUnitJoules is each run's energy over its units of work
+	// (--units, --units-from), and UnitsPerJoule its inverse, over the
+	// runs that have units; null without units.
+	EnergyPerUnitJoules *Spread `json:"energy_per_unit_joules"`
+	UnitsPerJoule       *Spread `json:"units_per_joule"`
+	// RunsWithoutUnits counts the runs whose output --units-from did not
+	// read a count from.
+	RunsWithoutUnits int      `json:"runs_without_units"`
+	Warnings         []string `json:"warnings"`
 }
 
 // Run is one measured run.
@@ -47,8 +55,11 @@ type Run struct {
 	Coverage                   output.Num        `json:"coverage"`
 	ExitCode                   int               `json:"exit_code"`
 	// Signal names the signal that ended the command, or is null.
-	Signal   *string  `json:"signal"`
-	Warnings []string `json:"warnings"`
+	Signal *string `json:"signal"`
+	// Units is the run's count of units of work (--units, or read by
+	// --units-from from its output); null without, or when unread.
+	Units    *output.Num `json:"units"`
+	Warnings []string    `json:"warnings"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -95,7 +106,7 @@ func newSpread(xs []float64) *Spread {
 // finish fills in the statistics of the runs and the net energies
 // against the baseline (nil: none), and warns about what makes the
 // numbers doubtful. interval is the sample interval.
-func (r *Result) finish(b *Baseline, interval time.Duration) {
+func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	r.ExitCodes = []int{}
 	var energy, power, dur, net []float64
 	for i := range r.Runs {
@@ -117,6 +128,9 @@ func (r *Result) finish(b *Baseline, interval time.Duration) {
 		r.NetEnergyUncertaintyJoules = num(b.errorWatts() * float64(r.DurationSeconds.Mean))
 	}
 	r.Warnings = append(r.Warnings, r.doubts(energy, interval)...)
+	if unit != nil {
+		r.perUnit(*unit)
+	}
 }
 
 // doubts are the warnings about a command's runs.

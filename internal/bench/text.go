@@ -19,7 +19,7 @@ func WriteText(w io.Writer, rep *Report, st *output.Styles) error {
 		}
 	}
 	for i, r := range rep.Results {
-		writeResult(&b, i, r, st)
+		writeResult(&b, i, r, st, rep.Unit)
 	}
 	if c := rep.Comparison(); len(c) > 0 {
 		fmt.Fprintln(&b, st.Render(st.Title, "summary:"))
@@ -44,7 +44,7 @@ func idleText(p float64, se *output.Num) string {
 	return output.Watts(p) + " ± " + output.Watts(float64(*se))
 }
 
-func writeResult(b *strings.Builder, i int, r Result, st *output.Styles) {
+func writeResult(b *strings.Builder, i int, r Result, st *output.Styles, unit *string) {
 	fmt.Fprintf(b, "%s %s (%s)\n", st.Render(st.Title, fmt.Sprintf("command %d:", i+1)), r.Command, output.Count(len(r.Runs), "run"))
 	row := func(label string, s *Spread, unit func(float64) string) {
 		if s == nil {
@@ -64,6 +64,11 @@ func writeResult(b *strings.Builder, i int, r Result, st *output.Styles) {
 	}
 	row("power", r.AvgPowerWatts, output.Watts)
 	row("duration", r.DurationSeconds, output.Seconds)
+	if unit != nil {
+		// Four figures: an energy per token is often a few millijoules.
+		row("per "+*unit, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) })
+		row(*unit+"s/J", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) })
+	}
 	fmt.Fprintf(b, "  %s %s\n", st.Render(st.Label, fmt.Sprintf("%-10s", "exit")), exitText(r.ExitCodes))
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(b, "  %s %s\n", st.Render(st.Warn, "warning:"), wn)
