@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,13 @@ type benchOptions struct {
 	reference                         string
 	exportJSON, exportCSV, exportMD   string
 	commands                          []string
+	params                            parameterLists
+	// units is --units, the units of work of every run; unitsRE is
+	// --units-from compiled, which reads them from each run's output.
+	units             float64
+	unitsSet, unitSet bool
+	unit, unitsFrom   string
+	unitsRE           *regexp.Regexp
 }
 
 func newBenchCmd(s *streams) *cobra.Command {
@@ -49,8 +57,15 @@ the sample interval, as in every exopower command; hyperfine's -i
 (--ignore-failure) is spelt out.`,
 		Example: `  sudo exopower bench 'gzip -k big.tar' 'zstd -k big.tar'
   sudo exopower bench -r 5 --baseline 10s --export-markdown energy.md './build-a' './build-b'`,
+		// Parsed in RunE: -L takes two words.
+		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.commands = args
+			if help, err := parseBenchFlags(c, args, &o); help || err != nil {
+				if help {
+					return c.Help()
+				}
+				return err
+			}
 			return runBench(c.Context(), s, &o)
 		},
 	}
@@ -72,17 +87,18 @@ the sample interval, as in every exopower command; hyperfine's -i
 	f.StringVar(&o.exportJSON, "export-json", "", "write the results as JSON to `FILE`")
 	f.StringVar(&o.exportCSV, "export-csv", "", "write a CSV row per command to `FILE`")
 	f.StringVar(&o.exportMD, "export-markdown", "", "write a Markdown table to `FILE`")
+	f.VarP(&o.params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
+	f.Float64Var(&o.units, "units", 0, "each run does `N` units of work: report the energy per unit and units per joule")
+	f.StringVar(&o.unit, "unit", "unit", "the `NAME` of the unit of work of --units or --units-from, such as token")
+	f.StringVar(&o.unitsFrom, "units-from", "", "read each run's units of work from its output: the first group of `REGEX`")
 	return c
 }
 
 // validate refuses, before anything runs, options that cannot work.
 func (o *benchOptions) validate() error {
 	usage := "usage: exopower bench [flags] COMMAND..."
-	if o.reference != "" {
-		o.commands = append([]string{o.reference}, o.commands...)
-	}
 	switch {
-	case len(o.commands) == 0:
+	case len(o.commands) == 0 && o.reference == "":
 		return fail(errors.New("bench: no command to measure"), usage)
 	case o.runs < 1:
 		return fail(fmt.Errorf("--runs %d: it takes at least 1", o.runs), "10 runs, the default, give a fair mean and spread")
@@ -97,9 +113,12 @@ func (o *benchOptions) validate() error {
 		o.shell = "none"
 	}
 	for _, c := range o.commands {
-		if strings.TrimSpace(c) == "" {
+		if strings.TrimSpace(c) == "" || o.reference != "" && strings.TrimSpace(o.reference) == "" {
 			return fail(errors.New("bench: an empty command"), usage)
 		}
+	}
+	if err := o.validateUnits(); err != nil {
+		return err
 	}
 	return o.commonOptions.validate()
 }
@@ -139,7 +158,7 @@ func runBench(ctx context.Context, s *streams, o *benchOptions) error {
 	if id.Note != "" {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.Note)
 	}
-	b := &bencher{s: s, o: o, id: id}
+	b := &bencher{s: s, o: o, id: id, jobs: o.jobs()}
 	if err := b.look(); err != nil {
 		return err
 	}
@@ -203,6 +222,7 @@ type bencher struct {
 	o     *benchOptions
 	id    child.Identity
 	meter *sampler.Sampler
+	jobs  []job
 	paths map[string]string // argv[0] -> the file to execute
 	// signal is the number of the signal that cut the bench short, and
 	// failed the error that did; both are zero while it goes on.
@@ -215,7 +235,10 @@ func (b *bencher) cut() bool { return b.signal != 0 || b.failed != nil }
 // look finds every program the bench will run, before anything runs.
 func (b *bencher) look() error {
 	b.paths = map[string]string{}
-	all := append([]string{b.o.prepare, b.o.setup, b.o.conclude, b.o.cleanup}, b.o.commands...)
+	var all []string
+	for _, j := range b.jobs {
+		all = append(all, j.command, j.setup, j.prepare, j.conclude, j.cleanup)
+	}
 	for _, c := range all {
 		if c == "" {
 			continue
@@ -234,8 +257,9 @@ func (b *bencher) look() error {
 }
 
 // command is c ready to start, as the invoking user, with its output
-// let through or not.
-func (b *bencher) command(c string) child.Command {
+// let through or not, and its stdout copied to capture too when that is
+// not nil.
+func (b *bencher) command(c string, capture io.Writer) child.Command {
 	argv := b.o.argv(c)
 	cmd := child.Command{Argv: argv, Path: b.paths[argv[0]], Identity: b.id}
 	if b.o.showOutput {
@@ -243,6 +267,12 @@ func (b *bencher) command(c string) child.Command {
 		if b.o.json {
 			cmd.Stdout = b.s.Err
 		}
+	}
+	switch {
+	case capture != nil && b.o.showOutput:
+		cmd.Stdout = io.MultiWriter(capture, cmd.Stdout)
+	case capture != nil:
+		cmd.Stdout = capture
 	}
 	return cmd
 }
@@ -256,11 +286,12 @@ func (b *bencher) measure(ctx context.Context) *bench.Report {
 	if b.o.baseline > 0 {
 		before = b.idle(ctx)
 	}
-	for _, c := range b.o.commands {
+	rep.Unit = b.o.unitName()
+	for _, j := range b.jobs {
 		if b.cut() {
 			break
 		}
-		rep.Results = append(rep.Results, b.runCommand(ctx, c))
+		rep.Results = append(rep.Results, b.runCommand(ctx, j))
 	}
 	if b.o.baseline > 0 && !b.cut() {
 		after = b.idle(ctx)
@@ -270,30 +301,30 @@ func (b *bencher) measure(ctx context.Context) *bench.Report {
 	return rep
 }
 
-// runCommand runs c's setup, warmup, measured runs and cleanup.
-func (b *bencher) runCommand(ctx context.Context, c string) bench.Result {
-	res := bench.Result{Command: c, Parameters: map[string]string{}, Runs: []bench.Run{}}
-	b.aux("--setup", b.o.setup)
+// runCommand runs j's setup, warmup, measured runs and cleanup.
+func (b *bencher) runCommand(ctx context.Context, j job) bench.Result {
+	res := bench.Result{Command: j.command, Parameters: j.params, Runs: []bench.Run{}}
+	b.aux("--setup", j.setup)
 	for i := 0; i < b.o.warmup && !b.cut(); i++ {
-		b.aux("--prepare", b.o.prepare)
-		b.aux("warmup of "+c, c)
-		b.aux("--conclude", b.o.conclude)
+		b.aux("--prepare", j.prepare)
+		b.aux("warmup of "+j.command, j.command)
+		b.aux("--conclude", j.conclude)
 	}
 	for i := 0; i < b.o.runs && !b.cut(); i++ {
 		if i > 0 {
 			b.sleep(b.o.cooldown)
 		}
-		b.aux("--prepare", b.o.prepare)
+		b.aux("--prepare", j.prepare)
 		if b.cut() {
 			break
 		}
-		if run, ok := b.measured(ctx, c, i); ok {
+		if run, ok := b.measured(ctx, j.command, i); ok {
 			res.Runs = append(res.Runs, run)
 		}
-		b.aux("--conclude", b.o.conclude)
+		b.aux("--conclude", j.conclude)
 	}
 	if b.signal == 0 {
-		b.aux("--cleanup", b.o.cleanup)
+		b.aux("--cleanup", j.cleanup)
 	}
 	return res
 }
@@ -301,8 +332,12 @@ func (b *bencher) runCommand(ctx context.Context, c string) bench.Result {
 // measured runs c once as a span of the stream. ok is false when the run
 // was interrupted: a run cut short says nothing of the command.
 func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, bool) {
+	var out *tailBuffer
+	if b.o.unitsRE != nil {
+		out = &tailBuffer{}
+	}
 	span := b.meter.Begin(ctx, nil)
-	p, err := child.Start(b.command(c))
+	p, err := child.Start(b.command(c, out.writer()))
 	if err != nil {
 		b.meter.End(ctx, span, time.Now())
 		b.failed = err
@@ -324,7 +359,23 @@ func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, boo
 		b.failed = &statusError{code: exit.Status, err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
 			hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
 	}
-	return bench.NewRun(res, span.Start, exit.Status, exit.Signal), true
+	run := bench.NewRun(res, span.Start, exit.Status, exit.Signal)
+	run.Units = b.units(out)
+	return run, true
+}
+
+// units are a run's units of work: --units, or what --units-from reads
+// from its output; nil without or when unread.
+func (b *bencher) units(out *tailBuffer) *output.Num {
+	u, ok := b.o.units, b.o.unitsSet
+	if out != nil {
+		u, ok = bench.UnitsFrom(b.o.unitsRE, out.Bytes())
+	}
+	if !ok {
+		return nil
+	}
+	n := output.Num(u)
+	return &n
 }
 
 // aux runs c, an unmeasured command (what names it for messages). A
@@ -333,7 +384,7 @@ func (b *bencher) aux(what, c string) {
 	if c == "" || b.cut() {
 		return
 	}
-	p, err := child.Start(b.command(c))
+	p, err := child.Start(b.command(c, nil))
 	if err != nil {
 		b.failed = err
 		return

@@ -192,3 +192,89 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// A command that prints how much work it did: each run's energy per token
+// is that run's energy over the 512 tokens it printed, and the energy is
+// the profile's over the run's span; a run that printed no count has no
+// units, and the summary says so.
+func TestBenchEnergyPerUnitFromTheOutput(t *testing.T) {
+	const profile = "period=1 0=12,4,1 0.5=1,0.4,0.1"
+	prof, err := fakepm.ParseProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toSecond := `n=$(date +%s%N); sleep $(printf '0.%09d' $((1000000000 - n % 1000000000)))`
+	rep := benchJSON(t, profile, "-r", "3", "--baseline", "0", "-p", toSecond, "--units-from", `generated ([0-9]+) tokens`, "--unit", "token",
+		"echo loading; sleep 0.3; echo generated 512 tokens", `[ -e once ] && echo generated 100 tokens; touch once`)
+	if rep.Unit == nil || *rep.Unit != "token" || len(rep.Results) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	var perToken []float64
+	for _, run := range r.Runs {
+		if run.Units == nil || float64(*run.Units) != 512 {
+			t.Fatalf("run's units %v, want 512", run.Units)
+		}
+		from, to := spanOf(t, run.StartedAt, float64(run.DurationSeconds))
+		within(t, "energy", float64(run.EnergyJoules.Total), prof.Energy(from, to).Total(), 1)
+		within(t, "J/token against the truth", float64(run.EnergyJoules.Total)/512, prof.Energy(from, to).Total()/512, 1)
+		perToken = append(perToken, float64(run.EnergyJoules.Total)/512)
+	}
+	want := bench.Summarize(perToken)
+	if r.EnergyPerUnitJoules == nil || math.Abs(float64(r.EnergyPerUnitJoules.Mean)-want.Mean) > 1e-9*want.Mean ||
+		math.Abs(float64(*r.EnergyPerUnitJoules.Stddev)-want.Stddev) > 1e-9*want.Mean {
+		t.Errorf("J/token %+v, want mean %v σ %v", r.EnergyPerUnitJoules, want.Mean, want.Stddev)
+	}
+	if r.UnitsPerJoule == nil || r.RunsWithoutUnits != 0 {
+		t.Errorf("tokens/J %+v, runs without units %d", r.UnitsPerJoule, r.RunsWithoutUnits)
+	}
+	r = rep.Results[1]
+	if r.Runs[0].Units != nil || r.Runs[1].Units == nil || float64(*r.Runs[1].Units) != 100 || r.RunsWithoutUnits != 1 {
+		t.Errorf("second command's units: %v, %v; %d runs without", r.Runs[0].Units, r.Runs[1].Units, r.RunsWithoutUnits)
+	}
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "1 run of 3 printed no count of tokens") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// --units gives every run the same count.
+func TestBenchEnergyPerUnitGiven(t *testing.T) {
+	rep := benchJSON(t, "0=3,1,0.5", "-r", "2", "--baseline", "0", "--units", "4", "--unit", "image", "sleep 0.2")
+	r := rep.Results[0]
+	for _, run := range r.Runs {
+		if run.Units == nil || float64(*run.Units) != 4 {
+			t.Errorf("run's units %v, want 4", run.Units)
+		}
+	}
+	e := float64(r.EnergyJoules.Mean)
+	if r.EnergyPerUnitJoules == nil || math.Abs(float64(r.EnergyPerUnitJoules.Mean)-e/4) > 1e-9*e {
+		t.Errorf("J/image %+v, want %v", r.EnergyPerUnitJoules, e/4)
+	}
+}
+
+// -L runs a command once per value, with {NAME} replaced in it and in its
+// hooks, and names the value in parameters.
+func TestBenchParameterList(t *testing.T) {
+	cmd, dir := exopowerCmd(t, "bench", "--json", "-r", "1", "--baseline", "0", "-L", "n", "1,2,3",
+		"--setup", "echo setup {n} >> log", "echo run {n} >> log")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exopower bench: %v", err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("%d results, want 3: %s", len(rep.Results), out)
+	}
+	for i, r := range rep.Results {
+		n := string(rune('1' + i))
+		if r.Command != "echo run "+n+" >> log" || r.Parameters["n"] != n || len(r.Parameters) != 1 {
+			t.Errorf("result %d: command %q, parameters %v", i, r.Command, r.Parameters)
+		}
+	}
+	if got, want := readFile(t, filepath.Join(dir, "log")), "setup 1\nrun 1\nsetup 2\nrun 2\nsetup 3\nrun 3\n"; got != want {
+		t.Errorf("log %q, want %q", got, want)
+	}
+}

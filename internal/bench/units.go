@@ -14,7 +14,7 @@ import (
 // or its group is no positive number: that run's units are missing.
 func UnitsFrom(re *regexp.Regexp, out []byte) (units float64, ok bool) {
 	m := re.FindSubmatch(out)
-	if m == nil || len(m) < 2 {
+	if len(m) < 2 {
 		return 0, false
 	}
 	// Counts are often printed with thousands separators.
