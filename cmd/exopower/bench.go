@@ -159,6 +159,10 @@ func runBench(ctx context.Context, s *streams, o *benchOptions) error {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.Note)
 	}
 	b := &bencher{s: s, o: o, id: id, jobs: o.jobs()}
+	b.prog = newProgress(nil, len(b.jobs)*o.runs, o.baseline)
+	if s.ErrTTY && !o.showOutput {
+		b.prog.w = s.Err
+	}
 	if err := b.look(); err != nil {
 		return err
 	}
@@ -223,6 +227,7 @@ type bencher struct {
 	id    child.Identity
 	meter *sampler.Sampler
 	jobs  []job
+	prog  *progress
 	paths map[string]string // argv[0] -> the file to execute
 	// signal is the number of the signal that cut the bench short, and
 	// failed the error that did; both are zero while it goes on.
@@ -296,6 +301,7 @@ func (b *bencher) measure(ctx context.Context) *bench.Report {
 	if b.o.baseline > 0 && !b.cut() {
 		after = b.idle(ctx)
 	}
+	b.prog.clear()
 	rep.Baseline = bench.NewBaseline(before.idle, after.idle, append(before.windows, after.windows...))
 	rep.Complete = !b.cut()
 	return rep
@@ -318,8 +324,10 @@ func (b *bencher) runCommand(ctx context.Context, j job) bench.Result {
 		if b.cut() {
 			break
 		}
+		b.prog.run(j.command, i+1, b.o.runs)
 		if run, ok := b.measured(ctx, j.command, i); ok {
 			res.Runs = append(res.Runs, run)
+			b.prog.ran(float64(run.EnergyJoules.Total))
 		}
 		b.aux("--conclude", j.conclude)
 	}
@@ -410,6 +418,7 @@ func (b *bencher) wait(p *child.Process) child.Exit {
 			}
 			b.signal = int(sig.(syscall.Signal))
 			p.Forward(sig.(syscall.Signal))
+			b.prog.clear()
 			fmt.Fprintf(b.s.Err, "exopower: %v: ending the bench once the command ends; again to stop at once\n", sig)
 		}
 	}
@@ -440,6 +449,7 @@ type idleSpan struct {
 func (b *bencher) idle(ctx context.Context) idleSpan {
 	var mu sync.Mutex
 	var ws []sampler.Window
+	b.prog.idle(b.o.baseline)
 	span := b.meter.Begin(ctx, func(w sampler.Window, _ sampler.Totals) {
 		mu.Lock()
 		ws = append(ws, w)
