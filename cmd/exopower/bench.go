@@ -38,6 +38,7 @@ type benchOptions struct {
 	unitsSet, unitSet bool
 	unit, unitsFrom   string
 	unitsRE           *regexp.Regexp
+	nodes             nodeOptions
 }
 
 func newBenchCmd(s *streams) *cobra.Command {
@@ -87,6 +88,7 @@ the sample interval, as in every exopower command; hyperfine's -i
 	f.StringVar(&o.exportJSON, "export-json", "", "write the results as JSON to `FILE`")
 	f.StringVar(&o.exportCSV, "export-csv", "", "write a CSV row per command to `FILE`")
 	f.StringVar(&o.exportMD, "export-markdown", "", "write a Markdown table to `FILE`")
+	o.nodes.addFlags(c)
 	f.VarP(&o.params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
 	f.Float64Var(&o.units, "units", 0, "each run does `N` units of work: report the energy per unit and units per joule")
 	f.StringVar(&o.unit, "unit", "unit", "the `NAME` of the unit of work of --units or --units-from, such as token")
@@ -166,8 +168,29 @@ func runBench(ctx context.Context, s *streams, o *benchOptions) error {
 	if err := b.look(); err != nil {
 		return err
 	}
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
-	meter, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower bench "+output.ShellQuote(o.commands))
+	if err := b.start(ctx); err != nil {
+		return err
+	}
+	rep := b.measure(ctx)
+	if b.meter != nil {
+		if err := b.meter.Stop(); err != nil {
+			rep.Warnings = append(rep.Warnings, "powermetrics: "+err.Error())
+		}
+	} else {
+		stopLocal(b.nodes.members)
+	}
+	return b.deliver(rep)
+}
+
+// start starts powermetrics, or reaches the nodes of --node.
+func (b *bencher) start(ctx context.Context) error {
+	if b.o.nodes.given() {
+		n, err := connectNodes(ctx, b.s, b.o)
+		b.nodes, b.rm = n, n
+		return err
+	}
+	startCtx, stopStart := cancelOnSignal(ctx, b.s.Signals)
+	meter, err := startMeasuring(startCtx, b.o.powermetricsPath(b.s.Getenv), b.o.interval, "exopower bench "+output.ShellQuote(b.o.commands))
 	if stopStart() && err == nil {
 		meter.Stop()
 		return fail(errors.New("interrupted before the first run; nothing was measured"))
@@ -175,12 +198,8 @@ func runBench(ctx context.Context, s *streams, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	b.meter = meter
-	rep := b.measure(ctx)
-	if err := meter.Stop(); err != nil {
-		rep.Warnings = append(rep.Warnings, "powermetrics: "+err.Error())
-	}
-	return b.deliver(rep)
+	b.meter, b.rm = meter, &localMeter{m: meter}
+	return nil
 }
 
 // deliver finishes the report, writes it to stdout and the exports, and
@@ -222,10 +241,14 @@ func (b *bencher) deliver(rep *bench.Report) error {
 // bencher runs a bench over one powermetrics stream: each measured run
 // is one span of it.
 type bencher struct {
-	s     *streams
-	o     *benchOptions
-	id    child.Identity
+	s  *streams
+	o  *benchOptions
+	id child.Identity
+	// meter is this Mac's stream, nil with --node; nodes are the nodes
+	// of --node; rm measures the runs over the one or the other.
 	meter *sampler.Sampler
+	nodes *nodesMeter
+	rm    runMeter
 	jobs  []job
 	prog  *progress
 	paths map[string]string // argv[0] -> the file to execute
@@ -286,7 +309,9 @@ func (b *bencher) command(c string, capture io.Writer) child.Command {
 // report of what was measured, not yet finished.
 func (b *bencher) measure(ctx context.Context) *bench.Report {
 	rep := bench.NewReport(b.o.interval)
-	rep.Source.HWModel, rep.Source.OSBuild = b.meter.Machine()
+	if b.meter != nil {
+		rep.Source.HWModel, rep.Source.OSBuild = b.meter.Machine()
+	}
 	var before, after idleSpan
 	if b.o.baseline > 0 {
 		before = b.idle(ctx)
@@ -344,21 +369,24 @@ func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, boo
 	if b.o.unitsRE != nil {
 		out = &tailBuffer{}
 	}
-	span := b.meter.Begin(ctx, nil)
+	if err := b.rm.begin(ctx); err != nil {
+		b.failed = err
+		return bench.Run{}, false
+	}
 	p, err := child.Start(b.command(c, out.writer()))
 	if err != nil {
-		b.meter.End(ctx, span, time.Now())
+		b.rm.end(ctx, time.Now(), 0, "")
 		b.failed = err
 		return bench.Run{}, false
 	}
 	exit := b.wait(p)
 	if b.signal != 0 {
-		b.meter.End(ctx, span, exit.At)
+		b.rm.end(ctx, exit.At, 0, "")
 		return bench.Run{}, false
 	}
 	// A signal now cuts the wait for the window that covers the end short.
 	endCtx, stopEnd := cancelOnSignal(ctx, b.s.Signals)
-	res := b.meter.End(endCtx, span, exit.At)
+	run := b.rm.end(endCtx, exit.At, exit.Status, exit.Signal)
 	if stopEnd() {
 		b.signal = int(syscall.SIGINT)
 		return bench.Run{}, false
@@ -367,7 +395,6 @@ func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, boo
 		b.failed = &statusError{code: exit.Status, err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
 			hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
 	}
-	run := bench.NewRun(res, span.Start, exit.Status, exit.Signal)
 	run.Units = b.units(out)
 	return run, true
 }
@@ -447,6 +474,9 @@ type idleSpan struct {
 // idle measures the idle Mac for the baseline's duration, from the
 // windows within the span: their spread gives the idle power's error.
 func (b *bencher) idle(ctx context.Context) idleSpan {
+	if b.nodes != nil {
+		return b.idleNodes(ctx, b.nodes)
+	}
 	var mu sync.Mutex
 	var ws []sampler.Window
 	b.prog.idle(b.o.baseline)

@@ -58,8 +58,11 @@ type Run struct {
 	Signal *string `json:"signal"`
 	// Units is the run's count of units of work (--units, or read by
 	// --units-from from its output); null without, or when unread.
-	Units    *output.Num `json:"units"`
-	Warnings []string    `json:"warnings"`
+	Units *output.Num `json:"units"`
+	// Nodes are the run's span on each node of --node, whose sum the
+	// run's energy is; null for this Mac alone.
+	Nodes    []output.NodeSummary `json:"nodes"`
+	Warnings []string             `json:"warnings"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -80,6 +83,26 @@ func NewRun(r sampler.Result, started time.Time, status int, signal string) Run 
 	}
 	if run.Warnings == nil {
 		run.Warnings = []string{}
+	}
+	return run
+}
+
+// NewClusterRun describes a run measured over several nodes: sum is
+// their total, its Nodes each node's span.
+func NewClusterRun(sum *output.Summary, status int, signal string) Run {
+	run := Run{
+		StartedAt:       sum.StartedAt,
+		DurationSeconds: sum.DurationSeconds,
+		EnergyJoules:    sum.EnergyJoules,
+		AvgPowerWatts:   sum.AvgPowerWatts,
+		Samples:         sum.Samples,
+		Coverage:        sum.Coverage,
+		ExitCode:        status,
+		Warnings:        append([]string{}, sum.Warnings...),
+		Nodes:           sum.Nodes,
+	}
+	if signal != "" {
+		run.Signal = &signal
 	}
 	return run
 }
