@@ -101,9 +101,16 @@ func (b *bencher) idleNodes(ctx context.Context, n *nodesMeter) idleSpan {
 		if b.signal != 0 {
 			at = time.Now()
 		}
-		run := n.end(ctx, at, 0, "")
+		// Each node's power over its own span: a remote node's span ends
+		// when the request reaches it, not at at.
+		watts := 0.0
+		for _, ns := range n.end(ctx, at, 0, "").Nodes {
+			if d := float64(ns.DurationSeconds); d > 0 {
+				watts += float64(ns.EnergyJoules.Total) / d
+			}
+		}
 		if s := at.Sub(from).Seconds(); s > 0 {
-			parts = append(parts, bench.Window{Seconds: s, Watts: float64(run.EnergyJoules.Total) / s})
+			parts = append(parts, bench.Window{Seconds: s, Watts: watts})
 		}
 		done += d
 	}
