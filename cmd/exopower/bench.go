@@ -128,12 +128,7 @@ func (o *benchOptions) validate() error {
 // checkExport refuses an export path that cannot be written, before the
 // first run, naming the flag.
 func checkExport(flag, path string, id child.Identity) error {
-	err := output.CheckPath(path, id.Cred)
-	if err == nil {
-		return nil
-	}
-	msg := strings.Replace(err.Error(), "-o "+path, flag+" "+path, 1)
-	return fail(errors.New(msg), hintsOf(err)...)
+	return output.CheckPath(flag, path, id.Cred)
 }
 
 // argv is the command line that runs the shell string c.
