@@ -278,3 +278,21 @@ func TestBenchParameterList(t *testing.T) {
 		t.Errorf("log %q, want %q", got, want)
 	}
 }
+
+// --cooldown idles between runs: by the runs' own timestamps, each starts
+// at least the cooldown after the one before it ended.
+func TestBenchCooldownBetweenRuns(t *testing.T) {
+	const cooldown = 400 * time.Millisecond
+	rep := benchJSON(t, "0=3,1,0.5", "-r", "3", "--baseline", "0", "--cooldown", cooldown.String(), "sleep 0.1")
+	runs := rep.Results[0].Runs
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want 3", len(runs))
+	}
+	for k := 1; k < len(runs); k++ {
+		_, ended := spanOf(t, runs[k-1].StartedAt, float64(runs[k-1].DurationSeconds))
+		next, _ := spanOf(t, runs[k].StartedAt, float64(runs[k].DurationSeconds))
+		if gap := next.Sub(ended); gap < cooldown {
+			t.Errorf("run %d started %v after run %d ended, less than the cooldown %v", k+1, gap, k, cooldown)
+		}
+	}
+}
