@@ -105,7 +105,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if err != nil {
 		return child.Command{}, err
 	}
-	if err := output.CheckPath(o.output, id.Cred); err != nil {
+	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
 		return child.Command{}, err
 	}
 	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)
