@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -238,4 +239,90 @@ func under(p string, elsewhere []string) bool {
 		}
 	}
 	return false
+}
+
+// Shape is one JSON shape of the program: the examples that show it, the
+// type that writes it, and the paths that other examples document.
+type Shape struct {
+	// Names are the markers of the examples, each of which must be in
+	// the document; together they must hold every field of Type.
+	Names []string
+	// Type is a value of the type that writes the shape.
+	Type any
+	// Elsewhere are paths whose fields another shape's examples show:
+	// the path itself must be in the examples, not what is under it.
+	Elsewhere []string
+	// Never are paths of Type that this shape never writes (a field of an
+	// embedded type, left out by omitempty): neither they nor what is
+	// under them need be in the examples.
+	Never []string
+}
+
+// Check decodes each of s's examples into s.Type's type, refusing an
+// unknown field, and compares the fields of all of them together with
+// that type's. The error names the examples' lines and the fields.
+func Check(examples []Example, s Shape) error {
+	t := reflect.TypeOf(s.Type)
+	got := map[string]bool{}
+	var errs []string
+	for _, name := range s.Names {
+		found := false
+		for _, e := range examples {
+			if e.Name != name {
+				continue
+			}
+			found = true
+			if err := Decode(e.JSON, reflect.New(t).Interface()); err != nil {
+				errs = append(errs, fmt.Sprintf("the example %s (line %d) is not a %v: %v", name, e.Line, t, err))
+			}
+			p, err := Paths(e.JSON)
+			if err != nil {
+				return fmt.Errorf("the example %s (line %d): %w", name, e.Line, err)
+			}
+			for k := range p {
+				got[k] = true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("no example <!-- json: %s -->", name))
+		}
+	}
+	want, err := TypePaths(s.Type)
+	if err != nil {
+		return err
+	}
+	for p := range want {
+		if slices.Contains(s.Never, p) || under(p, s.Never) {
+			delete(want, p)
+		}
+	}
+	missing, extra := Compare(want, got, s.Elsewhere)
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Sprintf("%v writes fields that no example of %s shows: %s", t, strings.Join(s.Names, ", "), strings.Join(missing, ", ")))
+	}
+	if len(extra) > 0 {
+		errs = append(errs, fmt.Sprintf("the examples %s show fields that %v does not write: %s", strings.Join(s.Names, ", "), t, strings.Join(extra, ", ")))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// Unknown returns the names of the examples, among those whose name
+// matches, that no shape lists: an example nothing checks.
+func Unknown(examples []Example, shapes []Shape, match func(name string) bool) []string {
+	known := map[string]bool{}
+	for _, s := range shapes {
+		for _, n := range s.Names {
+			known[n] = true
+		}
+	}
+	var out []string
+	for _, e := range examples {
+		if match(e.Name) && !known[e.Name] {
+			out = append(out, fmt.Sprintf("%s (line %d)", e.Name, e.Line))
+		}
+	}
+	return out
 }
