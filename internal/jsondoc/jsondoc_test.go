@@ -132,3 +132,34 @@ func TestDecodeRefusesUnknownFieldsAndTrailingValues(t *testing.T) {
 		t.Error("two values: no error")
 	}
 }
+
+func TestCheck(t *testing.T) {
+	full := Example{Name: "full", Line: 3, JSON: []byte(`{"a":"","opt":{"x":1},"tags":{},"kids":null,"list":[{"x":1}],"meta":{}}`)}
+	noOpt := Example{Name: "no-opt", Line: 9, JSON: []byte(`{"a":"","tags":{},"kids":null,"list":[{"x":2}],"meta":{}}`)}
+	unknown := Example{Name: "unknown", Line: 12, JSON: []byte(`{"a":"","zz":1}`)}
+	examples := []Example{full, noOpt, unknown}
+	for _, tc := range []struct {
+		name  string
+		shape Shape
+		err   string
+	}{
+		{"one full example passes", Shape{Names: []string{"full"}, Type: Base{}, Elsewhere: []string{"kids"}}, ""},
+		{"the examples of a shape count together", Shape{Names: []string{"no-opt", "full"}, Type: Base{}, Elsewhere: []string{"kids"}}, ""},
+		{"a field no example shows fails", Shape{Names: []string{"no-opt"}, Type: Base{}, Elsewhere: []string{"kids"}}, "no example of no-opt shows: opt, opt.x"},
+		{"a field never written need not be shown", Shape{Names: []string{"no-opt"}, Type: Base{}, Elsewhere: []string{"kids"}, Never: []string{"opt"}}, ""},
+		{"a field never written must not be shown", Shape{Names: []string{"full"}, Type: Base{}, Elsewhere: []string{"kids"}, Never: []string{"opt"}}, "does not write: opt, opt.x"},
+		{"an unknown field fails the decoding", Shape{Names: []string{"unknown"}, Type: Base{}}, `the example unknown (line 12) is not a jsondoc.Base: json: unknown field "zz"`},
+		{"a missing example fails", Shape{Names: []string{"full", "gone"}, Type: Base{}, Elsewhere: []string{"kids"}}, "no example <!-- json: gone -->"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(examples, tc.shape)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("got error %v, want one with %q", err, tc.err)
+			}
+		})
+	}
+	u := Unknown(examples, []Shape{{Names: []string{"full"}}}, func(n string) bool { return n != "unknown" })
+	if strings.Join(u, " ") != "no-opt (line 9)" {
+		t.Errorf("Unknown: got %q, want only no-opt", u)
+	}
+}
