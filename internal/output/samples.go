@@ -284,7 +284,9 @@ func parseRecord(rec []string) (SampleRow, error) {
 		}
 		return v
 	}
-	c := func(i int) Components { return Components{CPU: Num(f(i)), GPU: Num(f(i + 1)), ANE: Num(f(i + 2)), Total: Num(f(i + 3))} }
+	c := func(i int) Components {
+		return Components{CPU: Num(f(i)), GPU: Num(f(i + 1)), ANE: Num(f(i + 2)), Total: Num(f(i + 3))}
+	}
 	r := SampleRow{
 		SchemaVersion: SchemaVersion, Type: "window", Index: int(f(0)),
 		StartSeconds: Num(f(1)), EndSeconds: Num(f(2)), StartUnix: UnixTime(f(3)), EndUnix: UnixTime(f(4)),
