@@ -54,6 +54,9 @@ func runPlot(s *streams, o *plotOptions) error {
 	if _, err := plot.FormatOf(o.output); err != nil {
 		return fail(fmt.Errorf("-o %w", err))
 	}
+	if err := o.size.Check(); err != nil {
+		return fail(fmt.Errorf("--width and --height: %w", err))
+	}
 	if err := output.CheckPath("-o", o.output, nil); err != nil {
 		return err
 	}

@@ -63,6 +63,14 @@ type Power struct {
 // Size is a picture's size in pixels (of an SVG: at 96 per inch).
 type Size struct{ Width, Height int }
 
+// Check refuses a size too small to read or too big to draw.
+func (s Size) Check() error {
+	if s.Width < 100 || s.Height < 100 || s.Width > 20000 || s.Height > 20000 {
+		return fmt.Errorf("a plot of %dx%d pixels: each side takes 100 to 20000", s.Width, s.Height)
+	}
+	return nil
+}
+
 // dpi is the resolution of a PNG, and the scale of an SVG's pixels.
 const dpi = 96
 
@@ -74,8 +82,8 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 	if len(p.Windows) == 0 {
 		return errors.New("no window to plot")
 	}
-	if size.Width < 100 || size.Height < 100 || size.Width > 20000 || size.Height > 20000 {
-		return fmt.Errorf("a plot of %dx%d pixels: each side takes 100 to 20000", size.Width, size.Height)
+	if err := size.Check(); err != nil {
+		return err
 	}
 	pl, err := powerPlot(p)
 	if err != nil {
