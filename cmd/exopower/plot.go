@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -126,7 +127,16 @@ func writePlot(path string, size plot.Size, title string, rows []output.SampleRo
 	err = output.WriteFile(path, func(w io.Writer) error {
 		return plot.WritePower(w, format, size, powerOf(title, rows))
 	}, credOf(owner))
-	return wrote(path, err)
+	return wroteFile(path, err)
+}
+
+// wroteFile is wrote for a file that err may already name.
+func wroteFile(path string, err error, hints ...string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return wrote(path, err, hints...)
 }
 
 // windowFiles are the files run writes of its windows: --samples and
@@ -188,7 +198,7 @@ func (f *windowFiles) write(log *output.WindowLog, res sampler.Result, title str
 	var first error
 	if f.samples != "" {
 		err := output.WriteFile(f.samples, func(w io.Writer) error { return output.WriteSamples(w, f.format, rows) }, id.Cred)
-		first = wrote(f.samples, err, "choose a path you can write to with --samples")
+		first = wroteFile(f.samples, err, "choose a path you can write to with --samples")
 	}
 	if f.plot != "" {
 		if err := writePlot(f.plot, plot.Size{Width: 1000, Height: 500}, title, rows, &id); first == nil {
