@@ -15,8 +15,9 @@ import (
 )
 
 type reportOptions struct {
-	json bool
-	file string
+	json    bool
+	file    string
+	samples string // a format: write the windows to stdout, the summary to stderr
 }
 
 func newReportCmd(s *streams) *cobra.Command {
@@ -30,7 +31,8 @@ its windows follow each other by their lengths (elapsed_ns), from the first
 document's timestamp. Works anywhere, Linux included.`,
 		Example: `  sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist
   exopower report trace.plist
-  exopower report --json trace.plist | jq .energy_joules`,
+  exopower report --json trace.plist | jq .energy_joules
+  exopower report --samples csv trace.plist > windows.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -38,10 +40,18 @@ document's timestamp. Works anywhere, Linux included.`,
 		},
 	}
 	addJSONFlag(c, &o.json)
+	c.Flags().StringVar(&o.samples, "samples", "", "write every window to stdout as `FORMAT` (csv or ndjson), and the summary to stderr")
 	return c
 }
 
 func runReport(s *streams, o *reportOptions) error {
+	var format output.SamplesFormat
+	if o.samples != "" {
+		var err error
+		if format, err = output.ParseSamplesFormat(o.samples); err != nil {
+			return fail(fmt.Errorf("--samples: %w", err))
+		}
+	}
 	var r io.Reader = s.In
 	if o.file != "-" {
 		f, err := os.Open(o.file)
@@ -51,7 +61,8 @@ func runReport(s *streams, o *reportOptions) error {
 		defer f.Close()
 		r = f
 	}
-	res, err := sampler.Recording(powermetrics.NewRecording(r))
+	var windows output.WindowLog
+	res, err := sampler.RecordingWindows(powermetrics.NewRecording(r), windows.Add)
 	if err != nil {
 		hint := "record a stream with: " + powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
 		if errors.Is(err, powermetrics.ErrIntel) {
@@ -63,5 +74,14 @@ func runReport(s *streams, o *reportOptions) error {
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + inputName(o.file)
-	return printSummary(s, true, o.json, sum)
+	if format == "" {
+		return printSummary(s, true, o.json, sum)
+	}
+	if err := output.WriteSamples(s.Out, format, windows.Rows(res)); err != nil {
+		if brokenPipe(err) {
+			return nil
+		}
+		return fail(wrote("stdout", err))
+	}
+	return printSummary(s, false, o.json, sum)
 }

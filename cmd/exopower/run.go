@@ -21,6 +21,7 @@ type runOptions struct {
 	asRoot bool
 	argv   []string
 	nodes  nodeOptions
+	files  windowFiles
 }
 
 func newRunCmd(s *streams) *cobra.Command {
@@ -33,7 +34,8 @@ exactly its lifetime. The summary goes to stderr, like time(1), so that the
 command's stdout stays clean; exopower exits with the command's status.`,
 		Example: `  sudo exopower run -- python bench.py
   sudo exopower run --json -- ./llm --prompt hi | jq .energy_joules.total
-  sudo exopower run -o result.json -- make -j8`,
+  sudo exopower run -o result.json -- make -j8
+  sudo exopower run --samples windows.csv --plot power.svg -- make -j8`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.argv = args
 			return runRun(c.Context(), s, &o)
@@ -45,6 +47,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the summary to `FILE` (JSON for .json or with --json), leaving stdout and stderr to the command")
 	c.Flags().BoolVar(&o.asRoot, "as-root", false, "under sudo, run the command as root instead of as the user who ran sudo")
 	o.nodes.addFlags(c)
+	o.files.addFlags(c)
 	return c
 }
 
@@ -67,7 +70,12 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		stopStart()
 		return err
 	}
-	span := meter.Begin(startCtx, nil)
+	var windows output.WindowLog
+	var onWindow func(sampler.Window, sampler.Totals)
+	if o.files.given() {
+		onWindow = windows.Add
+	}
+	span := meter.Begin(startCtx, onWindow)
 	if stopStart() {
 		meter.Stop()
 		return fail(errors.New("interrupted before the command started; it was not run"))
@@ -89,7 +97,8 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
-	return o.finish(s, res, span.Start, exit, signals, cmd.Identity)
+	saved := o.files.write(&windows, res, "exopower run -- "+output.ShellQuote(o.argv), cmd.Identity)
+	return withFileError(o.finish(s, res, span.Start, exit, signals, cmd.Identity), saved, exit.Status)
 }
 
 // command checks the options and says what to run, as whom, before
@@ -106,6 +115,12 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 		return child.Command{}, err
 	}
 	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
+		return child.Command{}, err
+	}
+	if o.files.given() && o.nodes.given() {
+		return child.Command{}, fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
+	}
+	if err := o.files.check(id); err != nil {
 		return child.Command{}, err
 	}
 	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)

@@ -15,7 +15,12 @@ import (
 // times: src must stamp each sample's Arrival at the end of its window, as
 // powermetrics.NewRecording does. Recording reads src to its end; stopping
 // it is the caller's.
-func Recording(src Source) (Result, error) {
+func Recording(src Source) (Result, error) { return RecordingWindows(src, nil) }
+
+// RecordingWindows is Recording that also hands every window of the
+// recording to onWindow, when not nil, with the totals after it, as
+// Sampler.Begin does for a live span.
+func RecordingWindows(src Source, onWindow func(Window, Totals)) (Result, error) {
 	b := book{recorded: true}
 	var sp *Span
 	var back []string
@@ -27,7 +32,7 @@ func Recording(src Source) (Result, error) {
 		s, err := src.Next()
 		if err == nil {
 			if sp == nil {
-				sp = b.open(s.Arrival.Add(-s.Window), nil)
+				sp = b.open(s.Arrival.Add(-s.Window), onWindow)
 				sp.lost = early
 			}
 			if !prev.IsZero() && s.Timestamp.Before(prev.Add(-time.Second)) && len(back) < maxNotes {
@@ -44,7 +49,11 @@ func Recording(src Source) (Result, error) {
 			}
 			early.add(err.Error())
 		}
-		_, more = b.next(s, err)
+		var out []delivery
+		out, more = b.next(s, err)
+		for _, d := range out {
+			d.f(d.w, d.tot)
+		}
 		if b.fatal != nil {
 			return Result{}, b.fatal
 		}

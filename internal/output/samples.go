@@ -1,0 +1,298 @@
+package output
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// SampleRow is one window of a span, as exopower report --samples and run
+// --samples write it. Times are in seconds from the span's start (t = 0;
+// the first window may start before it) and in Unix time; a window's own
+// edges are kept, and InsideSeconds says how much of it lies in the span.
+type SampleRow struct {
+	SchemaVersion int    `json:"schema_version"`
+	Type          string `json:"type"` // "window"
+	// Index is the powermetrics document the window came from.
+	Index         int        `json:"index"`
+	StartSeconds  Num        `json:"start_seconds"`
+	EndSeconds    Num        `json:"end_seconds"`
+	StartUnix     UnixTime   `json:"start_unix"`
+	EndUnix       UnixTime   `json:"end_unix"`
+	InsideSeconds Num        `json:"inside_seconds"`
+	PowerWatts    Components `json:"power_watts"`
+	// EnergyJoules is what the span counts from the end of the row before
+	// (or the span's start) to the end of this window, inside the span:
+	// the window's part, and the bridge over a gap before it. The rows'
+	// sum is the span's energy.
+	EnergyJoules Components `json:"energy_joules"`
+	ClippedStart bool       `json:"clipped_start"`
+	ClippedEnd   bool       `json:"clipped_end"`
+	// GapBeforeSeconds is the time inside the span that no window
+	// covered just before this one.
+	GapBeforeSeconds Num `json:"gap_before_seconds"`
+	// RefusedBefore counts the documents refused between the window
+	// before and this one.
+	RefusedBefore   int    `json:"refused_before"`
+	ThermalPressure string `json:"thermal_pressure"`
+}
+
+// UnixTime is seconds since 1970 in UTC, written with microseconds.
+type UnixTime float64
+
+// MarshalJSON writes u in plain decimal with six decimals.
+func (u UnixTime) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(u), 'f', 6, 64), nil
+}
+
+func unixOf(t time.Time) UnixTime { return UnixTime(float64(t.UnixNano()) / 1e9) }
+
+// WindowLog keeps every window a span is handed, for its rows once the
+// span is closed. Its Add is a span's onWindow callback; it is safe to
+// call from the sampler's goroutine while Rows is called from another.
+type WindowLog struct {
+	mu      sync.Mutex
+	windows []sampler.Window
+	totals  []sampler.Totals
+}
+
+// Add keeps window w and the span's totals after it.
+func (l *WindowLog) Add(w sampler.Window, tot sampler.Totals) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.windows = append(l.windows, w)
+	l.totals = append(l.totals, tot)
+}
+
+// Rows describes the windows of the span res measured, one row each.
+// Windows that start at or after the span's end arrived before it was
+// closed but are not part of it, and are left out.
+func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	start, end := res.Start, res.Start.Add(res.Duration)
+	var rows []SampleRow
+	var before powermetrics.Values // the span's energy at the end of the row before
+	prevEnd, prevIndex := start, -1
+	for i, w := range l.windows {
+		if !w.Start.Before(end) {
+			break
+		}
+		after := l.totals[i].Energy
+		if i == len(l.windows)-1 || !l.windows[i+1].Start.Before(end) {
+			// The last one may reach past the end: the span's own
+			// reading stops at the end.
+			after = res.Energy
+		}
+		r := SampleRow{
+			SchemaVersion: SchemaVersion, Type: "window", Index: w.Index,
+			StartSeconds: Num(w.Start.Sub(start).Seconds()), EndSeconds: Num(w.End.Sub(start).Seconds()),
+			StartUnix: unixOf(w.Start), EndUnix: unixOf(w.End),
+			InsideSeconds:    Num(minTime(w.End, end).Sub(maxTime(w.Start, start)).Seconds()),
+			PowerWatts:       NewComponents(w.Power),
+			EnergyJoules:     NewComponents(after.Sub(before)),
+			ClippedStart:     w.Start.Before(start),
+			ClippedEnd:       w.End.After(end),
+			GapBeforeSeconds: Num(max(0, w.Start.Sub(maxTime(prevEnd, start)).Seconds())),
+			ThermalPressure:  w.ThermalPressure,
+		}
+		if prevIndex >= 0 {
+			r.RefusedBefore = max(0, w.Index-prevIndex-1)
+		}
+		rows = append(rows, r)
+		before, prevEnd, prevIndex = after, w.End, w.Index
+	}
+	return rows
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// SamplesFormat is how the rows of a span are written.
+type SamplesFormat string
+
+// The formats of the rows: CSV with a header line, or NDJSON, one
+// SampleRow a line.
+const (
+	SamplesCSV    SamplesFormat = "csv"
+	SamplesNDJSON SamplesFormat = "ndjson"
+)
+
+// ParseSamplesFormat reads a format's name: csv, ndjson or jsonl.
+func ParseSamplesFormat(name string) (SamplesFormat, error) {
+	switch strings.ToLower(name) {
+	case "csv":
+		return SamplesCSV, nil
+	case "ndjson", "jsonl":
+		return SamplesNDJSON, nil
+	}
+	return "", fmt.Errorf("unknown samples format %q: use csv or ndjson", name)
+}
+
+// SamplesFormatOf says the format a path's extension names: .csv,
+// .ndjson or .jsonl.
+func SamplesFormatOf(path string) (SamplesFormat, error) {
+	ext := strings.TrimPrefix(filepath.Ext(path), ".")
+	f, err := ParseSamplesFormat(ext)
+	if ext == "" || err != nil {
+		return "", fmt.Errorf("%s: cannot tell the samples format from the name: end it in .csv, .ndjson or .jsonl, or give --samples-format", path)
+	}
+	return f, nil
+}
+
+// SamplesHeader names the CSV columns, in order.
+var SamplesHeader = []string{
+	"index", "start_seconds", "end_seconds", "start_unix", "end_unix", "inside_seconds",
+	"cpu_watts", "gpu_watts", "ane_watts", "total_watts",
+	"cpu_joules", "gpu_joules", "ane_joules", "total_joules",
+	"clipped_start", "clipped_end", "gap_before_seconds", "refused_before", "thermal_pressure",
+}
+
+// WriteSamples writes rows in format f.
+func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
+	bw := bufio.NewWriter(w)
+	if f == SamplesNDJSON {
+		for i := range rows {
+			if err := WriteJSON(bw, &rows[i]); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	cw := csv.NewWriter(bw)
+	cw.Write(SamplesHeader)
+	for _, r := range rows {
+		cw.Write(csvRecord(r))
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func csvRecord(r SampleRow) []string {
+	num := func(n Num) string { b, _ := n.MarshalJSON(); return string(b) }
+	unix := func(u UnixTime) string { b, _ := u.MarshalJSON(); return string(b) }
+	p, e := r.PowerWatts, r.EnergyJoules
+	return []string{
+		strconv.Itoa(r.Index), num(r.StartSeconds), num(r.EndSeconds), unix(r.StartUnix), unix(r.EndUnix), num(r.InsideSeconds),
+		num(p.CPU), num(p.GPU), num(p.ANE), num(p.Total),
+		num(e.CPU), num(e.GPU), num(e.ANE), num(e.Total),
+		strconv.FormatBool(r.ClippedStart), strconv.FormatBool(r.ClippedEnd), num(r.GapBeforeSeconds),
+		strconv.Itoa(r.RefusedBefore), r.ThermalPressure,
+	}
+}
+
+// ErrNotSamples says that a file is neither CSV nor NDJSON rows as
+// WriteSamples writes them.
+var ErrNotSamples = errors.New("not a samples file (CSV or NDJSON from --samples)")
+
+// ReadSamples reads rows that WriteSamples wrote, in either format: NDJSON
+// when the first byte that is not a space is '{'.
+func ReadSamples(r io.Reader) ([]SampleRow, error) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(64)
+	if bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
+		return readNDJSON(br)
+	}
+	return readCSV(br)
+}
+
+func readNDJSON(r io.Reader) ([]SampleRow, error) {
+	var rows []SampleRow
+	dec := json.NewDecoder(r)
+	for line := 1; ; line++ {
+		var row SampleRow
+		err := dec.Decode(&row)
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w: %v", line, ErrNotSamples, err)
+		}
+		if row.Type != "window" {
+			return nil, fmt.Errorf("row %d: %w: its type is %q, not \"window\"", line, ErrNotSamples, row.Type)
+		}
+		rows = append(rows, row)
+	}
+}
+
+func readCSV(r io.Reader) ([]SampleRow, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(SamplesHeader)
+	header, err := cr.Read()
+	if err != nil || strings.Join(header, ",") != strings.Join(SamplesHeader, ",") {
+		return nil, fmt.Errorf("%w: the first line is not the header %s", ErrNotSamples, strings.Join(SamplesHeader[:3], ",")+",...")
+	}
+	var rows []SampleRow
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNotSamples, err)
+		}
+		row, err := parseRecord(rec)
+		if err != nil {
+			line, _ := cr.FieldPos(0)
+			return nil, fmt.Errorf("line %d: %w: %v", line, ErrNotSamples, err)
+		}
+		rows = append(rows, row)
+	}
+}
+
+// parseRecord reads one CSV record in the order of SamplesHeader.
+func parseRecord(rec []string) (SampleRow, error) {
+	var firstErr error
+	f := func(i int) float64 {
+		v, err := strconv.ParseFloat(rec[i], 64)
+		if (err != nil || math.IsNaN(v) || math.IsInf(v, 0)) && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %q is not a number", SamplesHeader[i], rec[i])
+		}
+		return v
+	}
+	b := func(i int) bool {
+		v, err := strconv.ParseBool(rec[i])
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %q is not true or false", SamplesHeader[i], rec[i])
+		}
+		return v
+	}
+	c := func(i int) Components {
+		return Components{CPU: Num(f(i)), GPU: Num(f(i + 1)), ANE: Num(f(i + 2)), Total: Num(f(i + 3))}
+	}
+	r := SampleRow{
+		SchemaVersion: SchemaVersion, Type: "window", Index: int(f(0)),
+		StartSeconds: Num(f(1)), EndSeconds: Num(f(2)), StartUnix: UnixTime(f(3)), EndUnix: UnixTime(f(4)),
+		InsideSeconds: Num(f(5)), PowerWatts: c(6), EnergyJoules: c(10),
+		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: Num(f(16)), RefusedBefore: int(f(17)),
+		ThermalPressure: rec[18],
+	}
+	return r, firstErr
+}

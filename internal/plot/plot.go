@@ -1,0 +1,155 @@
+// Package plot draws what exopower measured as a picture, SVG or PNG,
+// with gonum.org/v1/plot: the power of each component over time, with
+// the measured span shaded and its energy and average written on it.
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// Format is the kind of picture written.
+type Format string
+
+// The formats a plot is written in.
+const (
+	SVG Format = "svg"
+	PNG Format = "png"
+)
+
+// FormatOf says the format a path's extension names: .svg or .png.
+func FormatOf(path string) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		return SVG, nil
+	case ".png":
+		return PNG, nil
+	}
+	return "", fmt.Errorf("%s: a plot is written as .svg or .png: end the name in one of them", path)
+}
+
+// Window is a window's average power over [Start, End], in seconds from
+// the span's start (t = 0).
+type Window struct {
+	Start, End float64
+	Power      powermetrics.Values
+}
+
+// Power is the power of a span over time.
+type Power struct {
+	// Title names what was measured.
+	Title   string
+	Windows []Window
+	// SpanEnd is the span's length in seconds: it runs from 0 to SpanEnd.
+	SpanEnd float64
+	// Energy is the span's, in joules, per component; Average in watts.
+	Energy, Average powermetrics.Values
+}
+
+// Size is a picture's size in pixels (of an SVG: at 96 per inch).
+type Size struct{ Width, Height int }
+
+// Check refuses a size too small to read or too big to draw.
+func (s Size) Check() error {
+	if s.Width < 100 || s.Height < 100 || s.Width > 20000 || s.Height > 20000 {
+		return fmt.Errorf("a plot of %dx%d pixels: each side takes 100 to 20000", s.Width, s.Height)
+	}
+	return nil
+}
+
+// dpi is the resolution of a PNG, and the scale of an SVG's pixels.
+const dpi = 96
+
+// Components are the series drawn, in the legend's order.
+var Components = []string{"total", "CPU", "GPU", "ANE"}
+
+// WritePower draws p as format f, size big, to w.
+func WritePower(w io.Writer, f Format, size Size, p Power) error {
+	if len(p.Windows) == 0 {
+		return errors.New("no window to plot")
+	}
+	if err := size.Check(); err != nil {
+		return err
+	}
+	pl, err := powerPlot(p)
+	if err != nil {
+		return err
+	}
+	width := vg.Length(size.Width) * vg.Inch / dpi
+	height := vg.Length(size.Height) * vg.Inch / dpi
+	var c vg.CanvasWriterTo
+	switch f {
+	case SVG:
+		c = vgsvg.NewWith(vgsvg.UseWH(width, height))
+	case PNG:
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))}
+	default:
+		return fmt.Errorf("unknown plot format %q", f)
+	}
+	pl.Draw(draw.New(c))
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// powerPlot lays out the chart: the span shaded under a step line per
+// component, and the span's energy and average in the title.
+func powerPlot(p Power) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("%s\n%.4g J over %.4g s, %.4g W on average (the shaded span)",
+		p.Title, p.Energy.Total, p.SpanEnd, p.Average.Total)
+	pl.X.Label.Text = "time from the span's start (s)"
+	pl.Y.Label.Text = "power (W)"
+	pl.Legend.Top = true
+	peak := 0.0
+	for _, w := range p.Windows {
+		peak = max(peak, w.Power.Total, w.Power.CPU, w.Power.GPU, w.Power.ANE)
+	}
+	top := math.Max(1, peak*1.1)
+	span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: p.SpanEnd, Y: 0}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
+	if err != nil {
+		return nil, fmt.Errorf("the span: %w", err)
+	}
+	span.Color = color.RGBA{R: 0xe8, G: 0xee, B: 0xf8, A: 0xff}
+	span.LineStyle.Width = 0
+	pl.Add(span, plotter.NewGrid())
+	colors := []color.Color{color.Black, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}}
+	for i, name := range Components {
+		l, err := plotter.NewLine(steps(p.Windows, i))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		l.Color = colors[i]
+		l.Width = vg.Points(1.5)
+		pl.Add(l)
+		pl.Legend.Add(name, l)
+	}
+	pl.Y.Min, pl.Y.Max = 0, top
+	return pl, nil
+}
+
+// steps are a component's points: each window's average held over it, so
+// that a gap between windows shows as the straight bridge the energy
+// accounts draw over it.
+func steps(ws []Window, component int) plotter.XYs {
+	xys := make(plotter.XYs, 0, 2*len(ws))
+	for _, w := range ws {
+		v := [4]float64{w.Power.Total, w.Power.CPU, w.Power.GPU, w.Power.ANE}[component]
+		xys = append(xys, plotter.XY{X: w.Start, Y: v}, plotter.XY{X: w.End, Y: v})
+	}
+	return xys
+}

@@ -1,0 +1,140 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+)
+
+// three windows, the first reaching before the span, with a gap before
+// the last.
+var power = Power{
+	Title: "exopower run -- make",
+	Windows: []Window{
+		{Start: -0.05, End: 0.05, Power: powermetrics.Values{CPU: 3, GPU: 1, ANE: 0.5, Total: 4.5}},
+		{Start: 0.05, End: 0.15, Power: powermetrics.Values{CPU: 6, GPU: 4, ANE: 0, Total: 10}},
+		{Start: 0.2, End: 0.3, Power: powermetrics.Values{CPU: 2, GPU: 1, ANE: 1, Total: 4}},
+	},
+	SpanEnd: 0.25,
+	Energy:  powermetrics.Values{Total: 1.5},
+	Average: powermetrics.Values{Total: 6},
+}
+
+// svgOf parses an SVG: the text it shows, and the points of each path.
+func svgOf(t *testing.T, b []byte) (texts []string, paths []int) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var inText bool
+	var root string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not valid XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = e.Name.Local
+			}
+			inText = e.Name.Local == "text"
+			for _, a := range e.Attr {
+				if e.Name.Local == "path" && a.Name.Local == "d" {
+					paths = append(paths, strings.Count(a.Value, "M")+strings.Count(a.Value, "L"))
+				}
+			}
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(e))
+			}
+		case xml.EndElement:
+			inText = false
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("the document is <%s>, not <svg>", root)
+	}
+	return texts, paths
+}
+
+func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WritePower(&buf, SVG, Size{Width: 800, Height: 400}, power); err != nil {
+		t.Fatal(err)
+	}
+	texts, paths := svgOf(t, buf.Bytes())
+	all := strings.Join(texts, "\n")
+	for _, name := range Components {
+		found := false
+		for _, s := range texts {
+			found = found || s == name
+		}
+		if !found {
+			t.Errorf("no legend entry %q in the texts %q", name, texts)
+		}
+	}
+	if !strings.Contains(all, "1.5 J over 0.25 s, 6 W on average") || !strings.Contains(all, "exopower run -- make") {
+		t.Errorf("the title does not give the span's energy and average: %q", all)
+	}
+	// A series holds two points a window; nothing else on the chart does.
+	series := 0
+	for _, n := range paths {
+		if n == 2*len(power.Windows) {
+			series++
+		}
+	}
+	if series != len(Components) {
+		t.Errorf("%d paths of %d points, want one per component (%d)", series, 2*len(power.Windows), len(Components))
+	}
+}
+
+func TestAPNGDecodesAtTheSizeAsked(t *testing.T) {
+	for _, size := range []Size{{Width: 800, Height: 400}, {Width: 1001, Height: 333}} {
+		var buf bytes.Buffer
+		if err := WritePower(&buf, PNG, size, power); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&buf)
+		if err != nil {
+			t.Fatalf("the PNG does not decode: %v", err)
+		}
+		if b := img.Bounds(); b.Dx() != size.Width || b.Dy() != size.Height {
+			t.Errorf("the PNG is %dx%d, want %dx%d", b.Dx(), b.Dy(), size.Width, size.Height)
+		}
+	}
+}
+
+func TestWhatCannotBePlottedIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size Size
+		p    Power
+		want string
+	}{
+		{"no window", Size{800, 400}, Power{Title: "empty"}, "no window to plot"},
+		{"too small", Size{10, 400}, power, "a plot of 10x400 pixels: each side takes 100 to 20000"},
+	} {
+		err := WritePower(io.Discard, SVG, tc.size, tc.p)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTheFormatComesFromTheExtension(t *testing.T) {
+	for path, want := range map[string]Format{"a.svg": SVG, "a.SVG": SVG, "d/a.png": PNG} {
+		if got, err := FormatOf(path); got != want || err != nil {
+			t.Errorf("%s: %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if _, err := FormatOf("a.jpg"); err == nil || !strings.Contains(err.Error(), ".svg or .png") {
+		t.Errorf("a.jpg: error %v, want one that names .svg and .png", err)
+	}
+}
