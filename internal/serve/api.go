@@ -97,10 +97,19 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)
 	o := &openSpan{id: newID(), span: sp, started: sp.Start}
+	gone := r.Context().Err() != nil
 	s.mu.Lock()
 	s.pending--
-	s.spans[o.id] = o
+	if !gone {
+		s.spans[o.id] = o
+	}
 	s.mu.Unlock()
+	if gone {
+		// The client will never learn the id: a span kept for it would
+		// count against the limit for a day.
+		s.meter.End(r.Context(), sp, sp.Start)
+		return
+	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
 }
