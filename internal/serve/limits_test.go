@@ -36,7 +36,7 @@ func errorBody(t *testing.T, rec *httptest.ResponseRecorder, code int) string {
 }
 
 // mustOpen opens a span through h and returns its id.
-func mustOpen(t *testing.T, h http.Handler) string {
+func mustOpen(t testing.TB, h http.Handler) string {
 	t.Helper()
 	rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans", nil))
 	if rec.Code != http.StatusCreated {

@@ -80,7 +80,7 @@ type noRestarts struct{}
 func (noRestarts) Restarts() (int, error) { return 0, nil }
 
 // offline is a Server over a Sampler fed by hand, on the clock c.
-func offline(t *testing.T, c *clock, cfg Config) (*Server, *feed) {
+func offline(t testing.TB, c *clock, cfg Config) (*Server, *feed) {
 	t.Helper()
 	f := newFeed()
 	m := sampler.Start(f, sampler.Config{Interval: 100 * time.Millisecond, Now: c.Now})
