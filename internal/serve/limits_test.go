@@ -246,6 +246,36 @@ func TestASpanLeftOpenExpires(t *testing.T) {
 	}
 }
 
+// The end of a span waits for the window that covers it for one interval
+// and the grace at most; then it answers with what was measured, and says
+// what was not.
+func TestAnEndWhoseWindowNeverComesAnswersWithWhatWasMeasured(t *testing.T) {
+	c := newClock()
+	s, f := offline(t, c, Config{})
+	h := s.Handler()
+	id := mustOpen(t, h)
+	c.advance(100 * time.Millisecond)
+	f.ch <- sample(0, c.Now(), 100*time.Millisecond)
+	c.advance(50 * time.Millisecond)
+	// No more windows come: the stream is stalled.
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans/"+id+"/end", nil)) }()
+	var rec *httptest.ResponseRecorder
+	select {
+	case rec = <-done:
+	case <-time.After(time.Minute): // a guard against a hang, not a limit on speed
+		t.Fatal("the end of a span still waits for its window a minute on")
+	}
+	var r reading
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("end: %d %s", rec.Code, rec.Body)
+	}
+	if r.Samples != 1 || relErr(float64(r.Coverage), 100.0/150) > 1e-9 || relErr(float64(r.EnergyJoules.Total), 0.75) > 1e-9 ||
+		len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "no window covered the last 50ms of the span in time") {
+		t.Errorf("end of a stalled stream: %d windows, coverage %v, %v J, warnings %q", r.Samples, r.Coverage, r.EnergyJoules.Total, r.Warnings)
+	}
+}
+
 // A client that goes away while its span begins never learns the span's
 // id: the span must not stay open for a day, counted against the limit.
 func TestASpanWhoseClientLeftBeforeItWasOpenIsNotKept(t *testing.T) {
