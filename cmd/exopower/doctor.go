@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +25,7 @@ import (
 
 type doctorOptions struct {
 	powermetrics string
+	serve        string
 }
 
 func newDoctorCmd(s *streams) *cobra.Command {
@@ -27,17 +34,37 @@ func newDoctorCmd(s *streams) *cobra.Command {
 		Use:   "doctor",
 		Short: "Check that exopower can measure on this machine, and say how to fix what is missing",
 		Long: `Check the macOS version, Apple Silicon, powermetrics, the privileges to run it
-(root, or sudo -n) and one test sample, with the fix for each failure. Exits 0
-when every check passes and 1 when one fails.`,
+(root, or sudo -n) and one test sample, with the fix for each failure, and say
+whether an exopower serve answers (at 127.0.0.1:10241 unless --serve says
+where). Exits 0 when every check passes and 1 when one fails; no serve running
+is not a failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := checkServeAddr(o.serve); err != nil {
+				return err
+			}
 			ctx, stop := cancelOnSignal(c.Context(), s.Signals)
 			defer stop()
-			return runDoctor(ctx, s, liveSystem(), powermetricsPath(o.powermetrics, s.Getenv))
+			sys := liveSystem()
+			sys.serveAddr = o.serve
+			return runDoctor(ctx, s, sys, powermetricsPath(o.powermetrics, s.Getenv))
 		},
 	}
 	addPowermetricsFlag(c, &o.powermetrics)
+	c.Flags().StringVar(&o.serve, "serve", DefaultListen, "look for exopower serve at `ADDR` (host:port)")
 	return c
+}
+
+// checkServeAddr refuses a --serve that names no place to look.
+func checkServeAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err == nil && (perr != nil || n < 1 || n > 65535) {
+		err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("--serve %s: %w", addr, err), "give the host:port that exopower serve --listen was given, such as "+DefaultListen)
+	}
+	return nil
 }
 
 // system is what the doctor asks of the machine, so that a test can make
@@ -51,6 +78,10 @@ type system struct {
 	output func(ctx context.Context, name string, args ...string) (string, error)
 	// sample takes a test sample from the powermetrics at path.
 	sample func(ctx context.Context, path string) check
+	// serveAddr is where an exopower serve is looked for, and get is how
+	// its status is fetched.
+	serveAddr string
+	get       func(ctx context.Context, url string) (*http.Response, error)
 }
 
 func liveSystem() system {
@@ -58,26 +89,41 @@ func liveSystem() system {
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample}
+	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample,
+		serveAddr: DefaultListen, get: httpGet}
+}
+
+// httpGet fetches url directly, never through a proxy: the serve looked
+// for is on this machine or one the user named.
+func httpGet(ctx context.Context, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return (&http.Client{Transport: &http.Transport{}}).Do(req)
 }
 
 // check is one line of the doctor's report.
 type check struct {
 	name   string
 	ok     bool
+	info   bool // ok, and only for information: an optional part is absent
 	detail string
 	fixes  []string
 }
 
 func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
-	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path)}
+	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path), sys.checkServe(ctx)}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {
 		mark := st.Render(st.Total, "ok  ")
-		if !c.ok {
+		switch {
+		case !c.ok:
 			mark = st.Render(st.Warn, "FAIL")
 			failed++
+		case c.info:
+			mark = st.Render(st.Label, "info")
 		}
 		fmt.Fprintf(s.Out, "%s  %-14s %s\n", mark, c.name, c.detail)
 		for _, f := range c.fixes {
@@ -198,4 +244,87 @@ func checkSample(ctx context.Context, path string) check {
 		c.detail += "; powermetrics: " + stopErr.Error()
 	}
 	return c
+}
+
+// serveTimeout bounds the wait for a serve's status, which it answers at
+// once: what takes longer is not an exopower serve.
+const serveTimeout = time.Second
+
+// checkServe says whether an exopower serve answers at sys.serveAddr. A
+// serve is optional: none there is information. Something else there is a
+// failure, since it keeps a serve from listening there.
+func (sys system) checkServe(ctx context.Context) check {
+	c := check{name: "serve"}
+	ctx, cancel := context.WithTimeout(ctx, serveTimeout)
+	defer cancel()
+	_, port, _ := net.SplitHostPort(sys.serveAddr)
+	lsof := "see what listens there: sudo lsof -nP -iTCP:" + port + " -sTCP:LISTEN"
+	resp, err := sys.get(ctx, "http://"+sys.serveAddr+"/v1/status")
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		c.ok, c.info = true, true
+		c.detail = "not running: nothing listens at " + sys.serveAddr + " (optional: sudo exopower serve publishes energy counters for Prometheus)"
+		return c
+	case errors.Is(err, context.DeadlineExceeded):
+		c.detail = fmt.Sprintf("something at %s took connections but gave no answer within %v", sys.serveAddr, serveTimeout)
+		c.fixes = []string{lsof}
+		return c
+	case err != nil:
+		c.detail = fmt.Sprintf("something at %s is no exopower serve: %v", sys.serveAddr, err)
+		c.fixes = []string{lsof}
+		return c
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	st, ok := readServeStatus(resp, body)
+	if !ok {
+		c.detail = fmt.Sprintf("something else answers at %s: %s", sys.serveAddr, describeAnswer(resp, body))
+		c.fixes = []string{"exopower serve listens there by default: stop that program, or give exopower serve --listen (and exopower doctor --serve) another address", lsof}
+		return c
+	}
+	up := time.Duration(*st.UptimeSeconds * float64(time.Second)).Round(time.Second)
+	c.ok, c.detail = true, fmt.Sprintf("exopower serve answers at %s: node %s, up %v", sys.serveAddr, st.Node, up)
+	if st.SourceError != nil {
+		c.detail += fmt.Sprintf(", powermetrics started again %d times, last: %s", st.Restarts, *st.SourceError)
+	}
+	return c
+}
+
+// serveStatus is what the doctor reads of exopower serve's /v1/status.
+type serveStatus struct {
+	Node          string   `json:"node"`
+	UptimeSeconds *float64 `json:"uptime_seconds"`
+	Source        struct {
+		Tool string `json:"tool"`
+	} `json:"source"`
+	Restarts    int     `json:"source_restarts"`
+	SourceError *string `json:"source_error"`
+}
+
+// readServeStatus reads an answer as exopower serve's status, and says
+// whether it is one.
+func readServeStatus(resp *http.Response, body []byte) (serveStatus, bool) {
+	var st serveStatus
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || media != "application/json" || json.Unmarshal(body, &st) != nil {
+		return st, false
+	}
+	return st, st.Node != "" && st.UptimeSeconds != nil && st.Source.Tool == "powermetrics"
+}
+
+// describeAnswer names what answered: its status, server, type and the
+// start of its body.
+func describeAnswer(resp *http.Response, body []byte) string {
+	parts := []string{"HTTP " + resp.Status}
+	if v := resp.Header.Get("Server"); v != "" {
+		parts = append(parts, "Server "+v)
+	}
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		parts = append(parts, v)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:60]) + "..."
+	}
+	return strings.Join(append(parts, strconv.Quote(first)), ", ")
 }

@@ -4,13 +4,22 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
 // aMac is a system on which every check of the doctor passes: an Apple
-// Silicon Mac, exopower as root, powermetrics where macOS keeps it.
+// Silicon Mac, exopower as root, powermetrics where macOS keeps it, and no
+// exopower serve running.
 func aMac() system {
 	return system{
 		goos: "darwin", euid: 0, user: "ada",
@@ -28,7 +37,22 @@ func aMac() system {
 			}
 			return "", errors.New("not allowed")
 		},
-		sample: func(context.Context, string) check { return check{name: "test sample", ok: true, detail: "3.2 W"} },
+		sample:    func(context.Context, string) check { return check{name: "test sample", ok: true, detail: "3.2 W"} },
+		serveAddr: "127.0.0.1:10241",
+		get: func(context.Context, string) (*http.Response, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		},
+	}
+}
+
+// answers makes the system's HTTP client get one answer for every URL.
+func answers(s *system, code int, contentType, server, body string) {
+	s.get = func(context.Context, string) (*http.Response, error) {
+		h := http.Header{"Content-Type": {contentType}}
+		if server != "" {
+			h.Set("Server", server)
+		}
+		return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Header: h, Body: io.NopCloser(strings.NewReader(body))}, nil
 	}
 }
 
@@ -43,14 +67,41 @@ func answer(s *system, cmdline, out string, err error) {
 	}
 }
 
+// doctorCase breaks a system that passes every check, and says what the
+// report must hold then.
+type doctorCase struct {
+	name   string
+	breaks func(*system)
+	want   []string
+}
+
+// serveCases are the serve check's: no serve running is information, not
+// a failure; a serve passes; anything else at its address fails.
+func serveCases() []doctorCase {
+	return []doctorCase{
+		{"serve and the rest pass when an exopower serve answers", func(s *system) {
+			answers(s, 200, "application/json", "", `{"node":"mini-1","source":{"tool":"powermetrics"},"uptime_seconds":3725.4,"source_restarts":0,"source_error":null}`)
+		}, []string{"ok    serve          exopower serve answers at 127.0.0.1:10241: node mini-1, up 1h2m5s\n"}},
+		{"serve fails when something else answers at its address", func(s *system) {
+			answers(s, 404, "text/html", "nginx/1.25.3", "<html>\n<head><title>404 Not Found</title></head>")
+		}, []string{`FAIL  serve          something else answers at 127.0.0.1:10241: HTTP 404 Not Found, Server nginx/1.25.3, text/html, "<html>"`,
+			"fix: exopower serve listens there by default", "fix: see what listens there: sudo lsof -nP -iTCP:10241 -sTCP:LISTEN"}},
+		{"serve fails when JSON other than exopower's answers", func(s *system) {
+			answers(s, 200, "application/json", "", `{"status":"ok"}`)
+		}, []string{`FAIL  serve          something else answers at 127.0.0.1:10241: HTTP 200 OK, application/json, "{\"status\":\"ok\"}"`}},
+		{"serve fails when something takes connections but does not answer", func(s *system) {
+			s.get = func(context.Context, string) (*http.Response, error) {
+				return nil, &url.Error{Op: "Get", URL: "http://127.0.0.1:10241/v1/status", Err: context.DeadlineExceeded}
+			}
+		}, []string{"FAIL  serve          something at 127.0.0.1:10241 took connections but gave no answer within 1s"}},
+	}
+}
+
 // Each check of the doctor can fail, and says how to fix it.
 func TestEveryDoctorCheckCanFail(t *testing.T) {
-	tests := []struct {
-		name   string
-		breaks func(*system)
-		want   []string
-	}{
-		{"all pass on an Apple Silicon Mac as root", func(*system) {}, []string{"ok    macOS          15.5 (24F74)", "ok    Apple Silicon  Apple M4 Pro", "exopower can measure on this machine"}},
+	tests := []doctorCase{
+		{"all pass on an Apple Silicon Mac as root", func(*system) {}, []string{"ok    macOS          15.5 (24F74)", "ok    Apple Silicon  Apple M4 Pro",
+			"info  serve          not running: nothing listens at 127.0.0.1:10241 (optional", "exopower can measure on this machine"}},
 		{"macOS fails elsewhere", func(s *system) { s.goos = "linux" }, []string{"FAIL  macOS          this is linux", "fix: exopower measures on macOS"}},
 		{"macOS fails when sw_vers does", func(s *system) {
 			answer(s, "sw_vers -productVersion", "", errors.New("exit status 1"))
@@ -77,7 +128,7 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 			}
 		}, []string{"FAIL  test sample    powermetrics ended before its first sample"}},
 	}
-	for _, tt := range tests {
+	for _, tt := range append(tests, serveCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			sys := aMac()
 			tt.breaks(&sys)
@@ -99,5 +150,54 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The serve check asks over HTTP, and tells a closed port, something else
+// and something silent apart.
+func TestDoctorServeCheckOverHTTP(t *testing.T) {
+	closed := freeAddr(t)
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><title>Grafana</title>")
+	}))
+	defer html.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close() // its connections wait in the backlog, never answered
+	tests := []struct {
+		name, addr string
+		ok, info   bool
+		detail     string
+	}{
+		{"a closed port is information: no serve runs", closed, true, true, "not running: nothing listens at " + closed},
+		{"another web server fails, named", html.Listener.Addr().String(), false, false, `HTTP 200 OK, text/html, "<!doctype html><title>Grafana</title>"`},
+		{"a listener that never answers fails", silent.Addr().String(), false, false, "took connections but gave no answer within 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := system{serveAddr: tt.addr, get: httpGet}.checkServe(context.Background())
+			if c.ok != tt.ok || c.info != tt.info || !strings.Contains(c.detail, tt.detail) {
+				t.Errorf("ok %v, info %v, %q; want ok %v, info %v, and %q", c.ok, c.info, c.detail, tt.ok, tt.info, tt.detail)
+			}
+		})
+	}
+}
+
+// exopower doctor finds a running exopower serve by its status, at the
+// address --serve gives.
+func TestDoctorFindsARunningServe(t *testing.T) {
+	t.Parallel()
+	addr := startServe(t, "0=4,1,0.5", "--node-name", "doctor-test")
+	cmd, _ := exopowerCmd(t, "doctor", "--serve", addr)
+	out, _ := cmd.Output()
+	want := "ok    serve          exopower serve answers at " + addr + ": node doctor-test, up "
+	if !strings.Contains(string(out), want) {
+		t.Errorf("no %q in:\n%s", want, out)
+	}
+	if strings.Contains(string(out), "FAIL  serve") {
+		t.Errorf("serve check failed:\n%s", out)
 	}
 }

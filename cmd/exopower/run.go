@@ -20,6 +20,7 @@ type runOptions struct {
 	output string
 	asRoot bool
 	argv   []string
+	nodes  nodeOptions
 }
 
 func newRunCmd(s *streams) *cobra.Command {
@@ -43,6 +44,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	o.addFlags(c, 100*time.Millisecond)
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the summary to `FILE` (JSON for .json or with --json), leaving stdout and stderr to the command")
 	c.Flags().BoolVar(&o.asRoot, "as-root", false, "under sudo, run the command as root instead of as the user who ran sudo")
+	o.nodes.addFlags(c)
 	return c
 }
 
@@ -53,6 +55,9 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	}
 	if cmd.Identity.Note != "" {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", cmd.Identity.Note)
+	}
+	if o.nodes.given() {
+		return o.runCluster(ctx, s, cmd)
 	}
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
@@ -100,7 +105,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 	if err != nil {
 		return child.Command{}, err
 	}
-	if err := output.CheckPath(o.output, id.Cred); err != nil {
+	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
 		return child.Command{}, err
 	}
 	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)
@@ -145,7 +150,12 @@ func waitCommand(s *streams, p *child.Process) (exit child.Exit, signals int, la
 // finish writes the summary of the run and returns the status to exit
 // with: the command's.
 func (o *runOptions) finish(s *streams, res sampler.Result, t0 time.Time, exit child.Exit, signals int, id child.Identity) error {
-	sum := output.NewSummary(res, t0, o.interval)
+	return o.deliver(s, output.NewSummary(res, t0, o.interval), exit, signals, id)
+}
+
+// deliver completes the summary with the command's end, writes it, and
+// returns the status to exit with: the command's.
+func (o *runOptions) deliver(s *streams, sum *output.Summary, exit child.Exit, signals int, id child.Identity) error {
 	sum.Command = o.argv
 	sum.ExitCode = &exit.Status
 	if exit.Signal != "" {

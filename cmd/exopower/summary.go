@@ -85,7 +85,7 @@ func writeSummaryFile(s *streams, sum *output.Summary, path string, asJSON bool,
 	asJSON = asJSON || strings.EqualFold(filepath.Ext(path), ".json")
 	// Checked again: a link or a directory may have changed since the
 	// start, and root must not write where the user may not.
-	err := output.CheckPath(path, id.Cred)
+	err := output.CheckPath("-o", path, id.Cred)
 	if err != nil {
 		output.WriteText(s.Err, sum, output.NewStyles(s.Err, s.ErrTTY, s.Getenv))
 		return fmt.Errorf("the summary above was not saved: %w", err)

@@ -21,6 +21,7 @@ type watchOptions struct {
 	count    int
 	duration time.Duration
 	from     string
+	nodes    nodeOptions
 }
 
 func newWatchCmd(s *streams) *cobra.Command {
@@ -41,6 +42,7 @@ or --duration end it with the same summary as exopower run.`,
 	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N samples (0: no limit)")
 	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s or 10m (0: no limit)")
 	c.Flags().StringVar(&o.from, "from", "", "read a powermetrics -f plist stream from `FILE` (- for stdin) instead of starting powermetrics")
+	o.nodes.addFlags(c)
 	return c
 }
 
@@ -59,6 +61,12 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	}
 	if o.duration < 0 {
 		return fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
+	}
+	if o.nodes.given() {
+		if o.from != "" {
+			return fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
+		}
+		return o.watchNodes(ctx, s)
 	}
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
 	meter, err := startSource(startCtx, s, o)

@@ -30,7 +30,8 @@ func (e *Error) Hints() []string { return e.hints }
 
 func failure(err error, hints ...string) error { return &Error{err, hints} }
 
-// CheckPath refuses, before anything starts, an -o path that can be
+// CheckPath refuses, before anything starts, a path to write to (given
+// by flag, such as -o, which the messages name) that can be
 // seen now never to take the summary: one that names a directory or a
 // socket, a descriptor that is not open, a loop of links, or a file whose
 // directory is missing or not writable. A link is judged by what it
@@ -41,13 +42,13 @@ func failure(err error, hints ...string) error { return &Error{err, hints} }
 // exopower's own): under sudo, root would write through a link, or into a
 // file or directory, that the user who ran sudo may not, so the path must
 // be one that user could write.
-func CheckPath(path string, as *syscall.Credential) error {
+func CheckPath(flag, path string, as *syscall.Credential) error {
 	if path == "" {
 		return nil
 	}
 	t, err := resolve(path)
 	if err != nil {
-		return failure(fmt.Errorf("-o %s: %w", path, bare(err)), "choose another path")
+		return failure(fmt.Errorf("%s %s: %w", flag, path, bare(err)), "choose another path")
 	}
 	name := path
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 && t.fd < 0 {
@@ -57,48 +58,48 @@ func CheckPath(path string, as *syscall.Credential) error {
 	case t.fd >= 0:
 		return nil
 	case t.fi != nil && t.fi.IsDir():
-		return failure(fmt.Errorf("-o %s is a directory", name), "name a file, such as "+filepath.Join(path, "summary.json"))
+		return failure(fmt.Errorf("%s %s is a directory", flag, name), "name a file, such as "+filepath.Join(path, "summary.json"))
 	case t.fi != nil && t.fi.Mode()&fs.ModeSocket != 0:
-		return failure(fmt.Errorf("-o %s is a socket, which cannot be opened to write to", name), "name a file, a FIFO or a device")
+		return failure(fmt.Errorf("%s %s is a socket, which cannot be opened to write to", flag, name), "name a file, a FIFO or a device")
 	}
 	if t.fi != nil && !t.fi.Mode().IsRegular() {
-		return checkUser(name, t.path, as, access.Write)
+		return checkUser(flag, name, t.path, as, access.Write)
 	}
-	if err := checkDir(name, filepath.Dir(t.path)); err != nil {
+	if err := checkDir(flag, name, filepath.Dir(t.path)); err != nil {
 		return err
 	}
 	if t.fi != nil {
-		return checkUser(name, t.path, as, access.Write)
+		return checkUser(flag, name, t.path, as, access.Write)
 	}
-	return checkUser(name, filepath.Dir(t.path), as, access.Write|access.Execute)
+	return checkUser(flag, name, filepath.Dir(t.path), as, access.Write|access.Execute)
 }
 
 // checkUser refuses path when as, the user who ran sudo, may not do want
 // to it.
-func checkUser(name, path string, as *syscall.Credential, want uint32) error {
+func checkUser(flag, name, path string, as *syscall.Credential, want uint32) error {
 	if as == nil {
 		return nil
 	}
 	if err := access.Check(path, as, want); err != nil {
-		return failure(fmt.Errorf("-o %s: the user who ran sudo (uid %d) may not write %s: %w", name, as.Uid, path, bare(err)),
+		return failure(fmt.Errorf("%s %s: the user who ran sudo (uid %d) may not write %s: %w", flag, name, as.Uid, path, bare(err)),
 			"choose a path that user can write to")
 	}
 	return nil
 }
 
 // checkDir refuses a directory that a new file cannot be made in.
-func checkDir(name, dir string) error {
+func checkDir(flag, name, dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return failure(fmt.Errorf("-o %s: directory %s does not exist", name, dir), "create it first, or choose another path")
+		return failure(fmt.Errorf("%s %s: directory %s does not exist", flag, name, dir), "create it first, or choose another path")
 	case err != nil:
-		return failure(fmt.Errorf("-o %s: %w", name, err), "choose another path")
+		return failure(fmt.Errorf("%s %s: %w", flag, name, err), "choose another path")
 	case !fi.IsDir():
-		return failure(fmt.Errorf("-o %s: %s is not a directory", name, dir), "choose another path")
+		return failure(fmt.Errorf("%s %s: %s is not a directory", flag, name, dir), "choose another path")
 	}
 	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return failure(fmt.Errorf("-o %s: cannot write in %s: %w", name, dir, err), "choose a path you can write to")
+		return failure(fmt.Errorf("%s %s: cannot write in %s: %w", flag, name, dir, err), "choose a path you can write to")
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func TestCheckPathRefusesWhatCanNeverTakeTheSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPath(tt.path, nil)
+			err := CheckPath("-o", tt.path, nil)
 			if tt.want == "" {
 				if err != nil {
 					t.Errorf("CheckPath(%q) = %v, want nil", tt.path, err)
@@ -84,7 +84,7 @@ func TestCheckPathRefusesAFolderThatCannotBeWritten(t *testing.T) {
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckPath(filepath.Join(dir, "x.json"), nil); err == nil || !strings.Contains(err.Error(), "cannot write in") {
+	if err := CheckPath("-o", filepath.Join(dir, "x.json"), nil); err == nil || !strings.Contains(err.Error(), "cannot write in") {
 		t.Errorf("CheckPath = %v, want that it cannot write there", err)
 	}
 }
@@ -386,16 +386,29 @@ func TestCheckPathAsTheUserWhoRanSudo(t *testing.T) {
 		{"a link to root's file, in the user's directory", filepath.Join(users, "planted"), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPath(tt.path, nobody)
+			err := CheckPath("-o", tt.path, nobody)
 			if tt.ok != (err == nil) {
 				t.Fatalf("CheckPath(%q) = %v, want ok=%v", tt.path, err, tt.ok)
 			}
 			if err != nil && !strings.Contains(err.Error(), "the user who ran sudo (uid 65534) may not write") {
 				t.Errorf("CheckPath(%q) = %v: does not say who may not write", tt.path, err)
 			}
-			if err := CheckPath(tt.path, nil); err != nil {
+			if err := CheckPath("-o", tt.path, nil); err != nil {
 				t.Errorf("CheckPath(%q) for root = %v, want nil", tt.path, err)
 			}
 		})
+	}
+}
+
+// The messages name the flag that gave the path, whichever it is.
+func TestCheckPathNamesTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ path, want string }{
+		{dir, "--export-csv " + dir + " is a directory"},
+		{filepath.Join(dir, "no", "b.csv"), "--export-csv " + filepath.Join(dir, "no", "b.csv") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+	} {
+		if err := CheckPath("--export-csv", tt.path, nil); err == nil || err.Error() != tt.want {
+			t.Errorf("CheckPath(--export-csv, %q) = %v, want %q", tt.path, err, tt.want)
+		}
 	}
 }

@@ -125,6 +125,9 @@ type SampleLine struct {
 	// EnergyJoules is cumulative since the start.
 	EnergyJoules    Components `json:"energy_joules"`
 	ThermalPressure string     `json:"thermal_pressure"`
+	// Node names the Mac the window is of, in a watch over several Macs
+	// (--node) and in exopower serve's stream; absent otherwise.
+	Node string `json:"node,omitempty"`
 }
 
 // NewSampleLine describes window w and the totals tot after it.

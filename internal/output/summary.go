@@ -51,9 +51,41 @@ type Summary struct {
 	PeakPowerWatts  Components `json:"peak_power_watts"`
 	Warnings        []string   `json:"warnings"`
 
+	// Nodes, in a run over several Macs (--node), are each node's own
+	// measurement of the span; the fields above are then the cluster's:
+	// energy summed over the nodes, average power that sum over the
+	// command's elapsed time, coverage the lowest node's, peak the sum of
+	// the nodes' peaks (a bound: they need not come at once).
+	Nodes []NodeSummary `json:"nodes,omitempty"`
+	// UncertaintyJoules bounds the cluster's energy error that comes from
+	// not knowing each node's span edges better than its round trip.
+	UncertaintyJoules *Num `json:"uncertainty_joules,omitempty"`
+
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
 	Title string `json:"-"`
+}
+
+// NodeSummary is one node's measurement of a span, in the fields of a
+// Summary, with the node's name and address and its own clock's reading
+// of the span's edges.
+type NodeSummary struct {
+	*Summary
+	Node string `json:"node"`
+	// URL is the node's exopower serve, or "local" for this Mac.
+	URL string `json:"url"`
+	// EndedAt is the end of the span by the node's clock (StartedAt its
+	// start).
+	EndedAt string `json:"ended_at"`
+	// RoundTripSeconds is the longest round trip of a request to the
+	// node: each edge of its span is known to within it.
+	RoundTripSeconds Num `json:"round_trip_seconds"`
+	// ClockOffsetSeconds is how far the node's clock is ahead of this
+	// Mac's, as far as a round trip tells.
+	ClockOffsetSeconds Num `json:"clock_offset_seconds"`
+	// Lost is true when the node stopped answering: the fields hold what
+	// it had measured by its last answer.
+	Lost bool `json:"lost"`
 }
 
 // Source says where the numbers come from.

@@ -33,6 +33,7 @@ func WriteText(w io.Writer, sum *Summary, st *Styles) error {
 	}
 	row("duration", fmt.Sprintf("%s   %s, %s covered", Seconds(float64(sum.DurationSeconds)), Count(sum.Samples, "sample"), Percent(float64(sum.Coverage))))
 	writeTable(&b, sum, st)
+	writeNodes(&b, sum, st)
 	if wh := float64(sum.EnergyJoules.Total) / 3600; wh >= 0.01 {
 		row("", fmt.Sprintf("total %.3g Wh", wh))
 	}
@@ -58,6 +59,27 @@ func writeTable(b *strings.Builder, sum *Summary, st *Styles) {
 	line("CPU", e.CPU, avg.CPU, peak.CPU, st.Value)
 	line("GPU", e.GPU, avg.GPU, peak.GPU, st.Value)
 	line("ANE", e.ANE, avg.ANE, peak.ANE, st.Value)
+}
+
+// writeNodes writes a row per node of a run over several Macs: its own
+// energy, average, coverage and round trip, and the edges' bound.
+func writeNodes(b *strings.Builder, sum *Summary, st *Styles) {
+	if len(sum.Nodes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %-20s %12s %12s %9s %10s\n", "node", "energy", "average", "covered", "round trip")
+	for _, n := range sum.Nodes {
+		name := n.Node
+		if n.Lost {
+			name += " (lost)"
+		}
+		fmt.Fprintf(b, "  %s %s %12s %9s %10s\n", st.Render(st.Label, fmt.Sprintf("%-20s", name)),
+			st.Render(st.Value, fmt.Sprintf("%12s", Joules(float64(n.EnergyJoules.Total)))),
+			Watts(float64(n.AvgPowerWatts.Total)), Percent(float64(n.Coverage)), fmt.Sprintf("%.1f ms", float64(n.RoundTripSeconds)*1000))
+	}
+	if sum.UncertaintyJoules != nil {
+		fmt.Fprintf(b, "  %-20s %12s  (the round trips' bound on the total)\n", "±", Joules(float64(*sum.UncertaintyJoules)))
+	}
 }
 
 func sourceText(s Source) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -82,21 +81,31 @@ func TestAWindowWithNoRoomIsNotASample(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(at(1000))
-	var mu sync.Mutex
-	var shown []Window
-	sp := s.Begin(context.Background(), func(w Window, _ Totals) {
-		mu.Lock()
-		shown = append(shown, w)
-		mu.Unlock()
-	})
+	// Windows are handed over after the Sampler lets go of its lock, so
+	// End may return before the last one is: they are counted as they
+	// come.
+	windows := make(chan Window, 16)
+	sp := s.Begin(context.Background(), func(w Window, _ Totals) { windows <- w })
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{err: &powermetrics.DocumentError{Index: 2, Err: powermetrics.ErrMalformed}}
 	f.ch <- item{s: smp(3, 1300, 100, 30)} // placed by its arrival
 	f.ch <- item{s: smp(4, 1300, 100, 30)} // in the same read: no room
 	f.ch <- item{s: smp(5, 1400, 100, 30)}
 	r := s.End(context.Background(), sp, at(1400))
-	mu.Lock()
-	defer mu.Unlock()
+	var shown []Window
+	for len(shown) < 3 {
+		select {
+		case w := <-windows:
+			shown = append(shown, w)
+		case <-time.After(time.Minute):
+			t.Fatalf("%d windows shown a minute on", len(shown))
+		}
+	}
+	select {
+	case w := <-windows:
+		shown = append(shown, w)
+	default:
+	}
 	for _, w := range shown {
 		if !w.End.After(w.Start) {
 			t.Errorf("document %d shown with a window of %v", w.Index, w.End.Sub(w.Start))

@@ -261,8 +261,6 @@ func TestBeginAndEndAskForSamplesWhereTheyCan(t *testing.T) {
 
 func TestOnWindowSeesRunningTotals(t *testing.T) {
 	f := newFeed()
-	var mu sync.Mutex
-	var seen []Totals
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
@@ -270,16 +268,14 @@ func TestOnWindowSeesRunningTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(at(1000))
-	sp := s.Begin(context.Background(), func(w Window, tot Totals) {
-		mu.Lock()
-		seen = append(seen, tot)
-		mu.Unlock()
-	})
+	// Windows are handed over after the Sampler lets go of its lock: End
+	// may return before the last one is, so they are taken as they come.
+	totals := make(chan Totals, 16)
+	sp := s.Begin(context.Background(), func(w Window, tot Totals) { totals <- tot })
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
 	f.ch <- item{s: smp(2, 1200, 100, 20)}
 	s.End(context.Background(), sp, at(1200))
-	mu.Lock()
-	defer mu.Unlock()
+	seen := []Totals{<-totals, <-totals}
 	if len(seen) != 2 || !near(seen[1].Energy.Total, 3, 1e-9) || seen[1].Elapsed != ms(200) || seen[1].Peak.Total != 20 {
 		t.Errorf("totals %+v", seen)
 	}

@@ -26,6 +26,8 @@ func (s *Server) Handler() http.Handler {
 			only(w, r, http.MethodGet, metrics.ServeHTTP)
 		case path == "/v1/status":
 			only(w, r, http.MethodGet, s.status)
+		case path == "/v1/windows":
+			only(w, r, http.MethodGet, s.guard(s.windows))
 		case path == "/v1/spans":
 			only(w, r, http.MethodPost, s.guard(s.open))
 		case strings.HasPrefix(path, "/v1/spans/"):
@@ -39,7 +41,7 @@ func (s *Server) Handler() http.Handler {
 				fail(w, http.StatusNotFound, "no such endpoint: "+path)
 			}
 		default:
-			fail(w, http.StatusNotFound, "no such endpoint: "+path+" (there are /metrics, /v1/status and /v1/spans)")
+			fail(w, http.StatusNotFound, "no such endpoint: "+path+" (there are /metrics, /v1/status, /v1/windows and /v1/spans)")
 		}
 	})
 }

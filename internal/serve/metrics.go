@@ -28,7 +28,8 @@ type collector struct {
 func newRegistry(s *Server) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s),
-		collectors.NewGoCollector(),
+		// Not the MemStats set: its go_memstats_alloc_bytes and _total are two families of one name in OpenMetrics (client_golang#829).
+		collectors.NewGoCollector(collectors.WithGoCollectorMemStatsMetricsDisabled(), collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsMemory)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }

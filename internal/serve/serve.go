@@ -103,8 +103,8 @@ func (s *Server) Expire() int {
 		}
 	}
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // no wait for a window: nobody reads the result
+	ctx, cancel := contextDone()
+	defer cancel()
 	for _, o := range old {
 		s.meter.End(ctx, o.span, s.cfg.Now())
 	}
@@ -139,4 +139,12 @@ func loopback(r *http.Request) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// contextDone is a context that has ended: for closing a span whose
+// result nobody reads, with no wait for a window.
+func contextDone() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx, cancel
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/exopower/exopower/internal/bench"
+)
+
+// Each run over two nodes is one span on each, and its energy their sum:
+// within 1 % of the sum of the fake's exact integrals over the nodes'
+// spans. The baseline is measured over both nodes too.
+func TestBenchOverTwoNodesSumsThem(t *testing.T) {
+	t.Parallel() // it waits on its nodes in real time, not on the CPU
+	nodes := []*node{startNode(t, "steady", "0=10,2,0.5"), startNode(t, "uneven", "0=3,1,0", "FAKEPM_SEED=7")}
+	cmd, _ := exopowerCmd(t, "bench", "--json", "-r", "2", "--baseline", "1s", "--node", nodes[0].url, "--node", nodes[1].url, "sleep 0.5")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exopower bench: %v", err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if len(rep.Results) != 1 || len(rep.Results[0].Runs) != 2 {
+		t.Fatalf("report %s", out)
+	}
+	for _, run := range rep.Results[0].Runs {
+		if len(run.Nodes) != 2 {
+			t.Fatalf("run with %d node spans, want 2", len(run.Nodes))
+		}
+		var want float64
+		for i, n := range nodes {
+			want += truth(t, n, run.Nodes[i])
+		}
+		within(t, "run's total", float64(run.EnergyJoules.Total), want, 1)
+	}
+	b := rep.Baseline
+	if b == nil || b.Before == nil || b.After == nil {
+		t.Fatalf("baseline %+v", b)
+	}
+	// The nodes draw a constant 12.5 W and 4 W (the second in windows of
+	// uneven length): the idle power is their sum.
+	within(t, "idle power of both", float64(b.PowerWatts), 12.5+4, 1)
+	if math.IsNaN(float64(b.PowerWatts)) || b.Before.Windows < 2 {
+		t.Errorf("baseline %+v", b.Before)
+	}
+}

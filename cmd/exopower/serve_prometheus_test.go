@@ -1,0 +1,458 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"howett.net/plist"
+
+	"github.com/exopower/exopower/internal/fakepm"
+)
+
+// needTool returns the path of a Prometheus binary that a test needs. It
+// skips the test when the binary is missing, except in CI (CI set
+// non-empty), where it fails: .ci/run installs Debian's prometheus package,
+// and a skip there would let a run that never met Prometheus pass for one
+// that did.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path
+	case os.Getenv("CI") != "":
+		t.Fatalf("CI is set, and in CI the tests that need %s run, not skip: %v (bash .ci/run installs Debian's prometheus package, which has it)", name, err)
+	default:
+		t.Skipf("%s not found (Debian's prometheus package has it; bash .ci/run installs it): %v", name, err)
+	}
+	return ""
+}
+
+// startServe runs exopower serve as a real process on a free loopback
+// port, over the fake powermetrics with the given profile, and returns its
+// address. The serve is stopped, and must end cleanly, when the test ends.
+func startServe(t *testing.T, profile string, args ...string) string {
+	t.Helper()
+	cmd, _ := exopowerCmd(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, "FAKEPM_PROFILE="+profile)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(stderr)
+	seen := await(t, out, "listening on http://")
+	var rest bytes.Buffer
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for l := range out {
+			fmt.Fprintln(&rest, l)
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		// A hang guard only: serve ends at once on SIGTERM.
+		kill := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+		defer kill.Stop()
+		<-drained
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("exopower serve on SIGTERM: %v; stderr:\n%s\n%s", err, strings.Join(seen, "\n"), rest.String())
+		}
+	})
+	_, addr, _ := strings.Cut(seen[len(seen)-1], "listening on http://")
+	addr, _, _ = strings.Cut(addr, " ")
+	return addr
+}
+
+// get fetches url with the given Accept header (none when empty) and
+// returns the body and its Content-Type.
+func get(t *testing.T, url, accept string) ([]byte, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v:\n%s", url, resp.Status, err, body)
+	}
+	return body, resp.Header.Get("Content-Type")
+}
+
+// awaitMetric fetches /metrics until it holds a sample of name, and
+// returns that body. The power gauges appear with the first window.
+func awaitMetric(t *testing.T, addr, name string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a hang guard only
+	for {
+		body, _ := get(t, "http://"+addr+"/metrics", "")
+		if bytes.Contains(body, []byte("\n"+name+" ")) {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in /metrics after a minute:\n%s", name, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// promtool check metrics passes on /metrics, in the Prometheus text format
+// and in OpenMetrics, which a client asks for with its Accept header (and
+// Prometheus does, first of all).
+func TestPromtoolChecksMetrics(t *testing.T) {
+	t.Parallel()
+	promtool := needTool(t, "promtool")
+	addr := startServe(t, "0=10,2,0.5", "-i", "100ms")
+	awaitMetric(t, addr, "exopower_soc_power_watts")
+	tests := []struct {
+		name, accept, contentType string
+		problems                  func(body []byte, promtool []string) []string
+	}{
+		{"the text format passes", "", "text/plain; version=0.0.4", func(_ []byte, p []string) []string { return p }},
+		{"OpenMetrics passes", "application/openmetrics-text; version=1.0.0", "application/openmetrics-text; version=1.0.0", openMetricsProblems},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, ct := get(t, "http://"+addr+"/metrics", tt.accept)
+			if !strings.HasPrefix(ct, tt.contentType) {
+				t.Fatalf("Content-Type %q, want %s", ct, tt.contentType)
+			}
+			if !bytes.Contains(body, []byte("\nexopower_soc_energy_joules_total ")) {
+				t.Fatalf("no exopower_soc_energy_joules_total in:\n%s", body)
+			}
+			for _, p := range tt.problems(body, promtoolCheck(t, promtool, body)) {
+				t.Errorf("%s", p)
+			}
+		})
+	}
+}
+
+// promtoolCheck runs promtool check metrics on body and returns the
+// problems it finds, one a line.
+func promtoolCheck(t *testing.T, promtool string, body []byte) []string {
+	t.Helper()
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	switch code := exitCode(t, err); code {
+	case 0:
+		return nil
+	case 3: // lint problems, one a line
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	default:
+		return []string{fmt.Sprintf("promtool check metrics: exit status %d: %s", code, out)}
+	}
+}
+
+// openMetricsProblems returns what is wrong with an OpenMetrics body:
+// promtool's problems, and two rules of OpenMetrics that promtool, which
+// reads the text format, does not know. OpenMetrics names a counter's
+// family without the _total that its samples carry ("# TYPE x counter",
+// then "x_total 1"), so promtool reads the samples as a family of their own
+// and says they have no help text: that complaint is dropped for a sample
+// whose family does declare its help and type. A family name must be
+// unique: Go's default collector has a gauge go_memstats_alloc_bytes and a
+// counter go_memstats_alloc_bytes_total, two families of one name in
+// OpenMetrics (prometheus/client_golang#829), which strict parsers refuse.
+// And the body ends with "# EOF".
+func openMetricsProblems(body []byte, promtool []string) []string {
+	var problems []string
+	for _, p := range promtool {
+		family, isCounterSample := strings.CutSuffix(strings.TrimSuffix(p, " no help text"), "_total")
+		if isCounterSample && strings.HasSuffix(p, " no help text") &&
+			bytes.Contains(body, []byte("\n# TYPE "+family+" counter\n")) && bytes.Contains(body, []byte("# HELP "+family+" ")) {
+			continue
+		}
+		problems = append(problems, p)
+	}
+	types := map[string]int{}
+	for _, l := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(l, "# TYPE "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			if types[name]++; types[name] == 2 {
+				problems = append(problems, "OpenMetrics: two families named "+name)
+			}
+		}
+	}
+	if !bytes.HasSuffix(body, []byte("\n# EOF\n")) {
+		problems = append(problems, "OpenMetrics: the body does not end with # EOF")
+	}
+	return problems
+}
+
+// A real Prometheus server scrapes two exopower serves of different, known,
+// constant powers every second, and what it stores adds up to the truth,
+// within the 2 %.
+//
+// The truth. A serve's energy counter at a scrape is the energy of the
+// windows that ended before it: the power times the time those windows
+// cover, which exopower_covered_seconds_total gives at the same scrape.
+// Between two scrapes of one serve, Δenergy = P × Δcovered exactly (the
+// fake reports each window's exact average of its profile, constant here),
+// whatever the phase of the windows against the scrapes. Over the range of
+// increase(), the truth is P × the range: the fake runs throughout and its
+// windows are chained, so the range is covered. increase() takes the first
+// and last samples in the range and extrapolates them to its edges; each
+// lags its scrape by less than a window (100 ms here), so it errs by at
+// most about a window (0.1 s) over the range of 12 s, under 1 %.
+func TestPrometheusSumsTwoServes(t *testing.T) {
+	t.Parallel()
+	prometheus := needTool(t, "prometheus")
+	const rangeSeconds = 12
+	watts := map[string]float64{} // by instance: the serve's address
+	var targets []string
+	for i, profile := range []string{"0=10,2,0.5", "0=3,1,0.25"} {
+		prof, err := fakepm.ParseProfile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := startServe(t, profile, "-i", "100ms", "--node-name", fmt.Sprintf("node-%d", i))
+		watts[addr] = prof.At(time.Now()).Total()
+		targets = append(targets, addr)
+	}
+	base := startPrometheus(t, prometheus, targets)
+	at, covered := awaitScrapes(t, base, len(targets), rangeSeconds)
+	sel := fmt.Sprintf("[%ds]", rangeSeconds)
+	energy := promQuery(t, base, "exopower_soc_energy_joules_total"+sel, at)
+	var sumEnergy, sumTruth, sumPower float64
+	for _, e := range energy {
+		inst := e.Metric["instance"]
+		c := covered[inst]
+		if len(c) != len(e.Samples) || c[0].T != e.Samples[0].T || c[len(c)-1].T != e.Samples[len(c)-1].T {
+			t.Fatalf("%s: the energy and covered samples are not of the same scrapes:\n%v\n%v", inst, e.Samples, c)
+		}
+		dE := e.Samples[len(c)-1].V - e.Samples[0].V
+		dC := c[len(c)-1].V - c[0].V
+		p := watts[inst]
+		t.Logf("%s: %.4f J over %.4f s covered in %.3f s of scrapes: %.5f W, true %.5f W (%+.4f %%)",
+			inst, dE, dC, c[len(c)-1].T-c[0].T, dE/dC, p, percentOff(dE/dC, p))
+		if off := percentOff(dE/dC, p); math.Abs(off) > 2 {
+			t.Errorf("%s: Δenergy / Δcovered = %.4f W, true %.4f W: off by %.3f %%", inst, dE/dC, p, off)
+		}
+		sumEnergy, sumTruth, sumPower = sumEnergy+dE, sumTruth+p*dC, sumPower+p
+	}
+	if len(energy) != len(targets) {
+		t.Fatalf("%d energy series, want %d: %v", len(energy), len(targets), energy)
+	}
+	t.Logf("sum of Δenergy %.4f J, true %.4f J (%+.4f %%)", sumEnergy, sumTruth, percentOff(sumEnergy, sumTruth))
+	if off := percentOff(sumEnergy, sumTruth); math.Abs(off) > 2 {
+		t.Errorf("sum of Δenergy %.4f J, true %.4f J: off by %.3f %%", sumEnergy, sumTruth, off)
+	}
+	inc := promQuery(t, base, "sum(increase(exopower_soc_energy_joules_total"+sel+"))", at)
+	if len(inc) != 1 {
+		t.Fatalf("sum(increase(...)) gave %d values, want 1: %v", len(inc), inc)
+	}
+	got, truth := inc[0].Samples[0].V, sumPower*rangeSeconds
+	t.Logf("sum(increase(exopower_soc_energy_joules_total%s)) = %.4f J, true %.4f J (%+.4f %%)", sel, got, truth, percentOff(got, truth))
+	if off := percentOff(got, truth); math.Abs(off) > 2 {
+		t.Errorf("sum(increase(exopower_soc_energy_joules_total%s)) = %.4f J, true %.4f J: off by %.3f %%", sel, got, truth, off)
+	}
+}
+
+func percentOff(got, want float64) float64 { return (got - want) / want * 100 }
+
+// startPrometheus runs a Prometheus server on a free loopback port with a
+// storage of its own, scraping targets every second, and returns its URL.
+// It is stopped when the test ends.
+func startPrometheus(t *testing.T, prometheus string, targets []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: exopower\n    static_configs:\n      - targets: ['%s']\n",
+		strings.Join(targets, "', '"))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	var log bytes.Buffer
+	cmd := exec.Command(prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute): // a hang guard only
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(time.Minute) // a hang guard only
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("prometheus ended before it was ready: %v\n%s", err, log.String())
+		default:
+		}
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready after a minute:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago, for a program that opens its own listener.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// awaitScrapes waits until Prometheus holds, for each of n serves, a full
+// range of scrapes, the first of them more than 2 s into the serve's
+// measurement (so that the range starts after the counters did), and
+// returns the query time and the covered seconds in that range, by
+// instance. The query time lies 1.5 s in the past: every scrape stamped
+// before it (the scrape timeout is 1 s) is stored, so each later query at
+// that time sees the same samples.
+func awaitScrapes(t *testing.T, base string, n, rangeSeconds int) (float64, map[string][]promSample) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard only
+	for {
+		at := float64(time.Now().Add(-1500*time.Millisecond).UnixMilli()) / 1e3
+		covered := map[string][]promSample{}
+		for _, s := range promQuery(t, base, fmt.Sprintf("exopower_covered_seconds_total[%ds]", rangeSeconds), at) {
+			if len(s.Samples) >= rangeSeconds && s.Samples[0].V > 2 {
+				covered[s.Metric["instance"]] = s.Samples
+			}
+		}
+		if len(covered) == n {
+			return at, covered
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus did not hold %d s of scrapes of %d serves after two minutes: %v", rangeSeconds, n, covered)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type promSample struct{ T, V float64 }
+
+type promSeries struct {
+	Metric  map[string]string
+	Samples []promSample
+}
+
+// promQuery asks Prometheus's HTTP API for the value of a PromQL
+// expression at a time (seconds since the epoch): a range vector's raw
+// samples, or an instant vector's single one.
+func promQuery(t *testing.T, base, query string, at float64) []promSeries {
+	t.Helper()
+	u := base + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(at, 'f', 3, 64)}}.Encode()
+	body, _ := get(t, u, "")
+	var r struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Value  []any
+				Values [][]any
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		t.Fatalf("%s: %v:\n%s", query, err, body)
+	}
+	var out []promSeries
+	for _, res := range r.Data.Result {
+		s := promSeries{Metric: res.Metric}
+		if res.Value != nil {
+			res.Values = append(res.Values, res.Value)
+		}
+		for _, v := range res.Values {
+			ts, _ := v[0].(float64)
+			str, _ := v[1].(string)
+			val, err := strconv.ParseFloat(str, 64)
+			if err != nil {
+				t.Fatalf("%s: sample %v: %v", query, v, err)
+			}
+			s.Samples = append(s.Samples, promSample{ts, val})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// scripts/com.exopower.serve.plist is a LaunchDaemon that launchd can
+// load: an XML plist, named after its label, that runs exopower serve
+// (with flags that serve takes) at load and again whenever it ends, its
+// output to /var/log/exopower.log, as root.
+func TestLaunchDaemonPlist(t *testing.T) {
+	path := filepath.Join("..", "..", "scripts", "com.exopower.serve.plist")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Label                              string
+		ProgramArguments                   []string
+		RunAtLoad, KeepAlive               *bool
+		StandardOutPath, StandardErrorPath string
+		UserName                           string
+	}
+	format, err := plist.Unmarshal(b, &d)
+	if err != nil || format != plist.XMLFormat {
+		t.Fatalf("%s: not an XML plist of a LaunchDaemon's keys (format %d): %v", path, format, err)
+	}
+	if d.Label != "com.exopower.serve" || filepath.Base(path) != d.Label+".plist" {
+		t.Errorf("Label %q; want com.exopower.serve, the file's name", d.Label)
+	}
+	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || filepath.Base(d.ProgramArguments[0]) != "exopower" || d.ProgramArguments[1] != "serve" {
+		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve", d.ProgramArguments)
+	}
+	serve := newServeCmd(&streams{Getenv: func(string) string { return "" }})
+	if err := serve.ParseFlags(d.ProgramArguments[2:]); err != nil || len(serve.Flags().Args()) != 0 {
+		t.Errorf("ProgramArguments %q: not flags of exopower serve: %v %q", d.ProgramArguments, err, serve.Flags().Args())
+	}
+	if d.RunAtLoad == nil || !*d.RunAtLoad || d.KeepAlive == nil || !*d.KeepAlive {
+		t.Errorf("RunAtLoad %v, KeepAlive %v; want both true", d.RunAtLoad, d.KeepAlive)
+	}
+	if d.StandardOutPath != "/var/log/exopower.log" || d.StandardErrorPath != d.StandardOutPath {
+		t.Errorf("output to %q and %q; want both to /var/log/exopower.log", d.StandardOutPath, d.StandardErrorPath)
+	}
+	if d.UserName != "" && d.UserName != "root" {
+		t.Errorf("UserName %q: powermetrics needs root", d.UserName)
+	}
+}

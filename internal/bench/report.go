@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+)
+
+// Report is the JSON of exopower bench (--json, --export-json). Its
+// shape is the same whatever the flags: what a flag leaves out is null.
+type Report struct {
+	SchemaVersion int `json:"schema_version"`
+	// Type is "bench".
+	Type string `json:"type"`
+	// Complete is false when the bench was cut short (Ctrl-C, a failed
+	// command): the results hold the runs made by then.
+	Complete        bool          `json:"complete"`
+	IntervalSeconds output.Num    `json:"interval_seconds"`
+	Scope           string        `json:"scope"`
+	Source          output.Source `json:"source"`
+	// Baseline is the idle Mac measured before the first run and after
+	// the last; null with --baseline 0.
+	Baseline *Baseline `json:"baseline"`
+	// Reference is the index in Results of the command the others are
+	// compared with; null with no run to compare.
+	Reference *int `json:"reference"`
+	// Unit names the unit of work (--unit) that runs' units count; null
+	// without --units or --units-from.
+	Unit     *string  `json:"unit"`
+	Results  []Result `json:"results"`
+	Warnings []string `json:"warnings"`
+}
+
+// Baseline is the idle power, from the windows of both idle spans
+// together, weighted by their lengths.
+type Baseline struct {
+	DurationSeconds output.Num `json:"duration_seconds"`
+	PowerWatts      output.Num `json:"power_watts"`
+	// StandardErrorWatts is the standard error of PowerWatts; null when
+	// too few windows give one.
+	StandardErrorWatts *output.Num `json:"standard_error_watts"`
+	Before             *Idle       `json:"before"`
+	// After is null when the bench was cut short before it.
+	After *Idle `json:"after"`
+}
+
+// Idle is one span of the idle Mac.
+type Idle struct {
+	StartedAt          string      `json:"started_at"`
+	DurationSeconds    output.Num  `json:"duration_seconds"`
+	PowerWatts         output.Num  `json:"power_watts"`
+	StandardErrorWatts *output.Num `json:"standard_error_watts"`
+	Windows            int         `json:"windows"`
+}
+
+// Window is a window's part within an idle span: its length and its
+// average power.
+type Window struct {
+	Seconds, Watts float64
+}
+
+// NewIdle describes an idle span from its windows. It is nil when no
+// window covered any of it.
+func NewIdle(started time.Time, d time.Duration, ws []Window) *Idle {
+	m, se := weighted(ws)
+	if math.IsNaN(m) {
+		return nil
+	}
+	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: output.Num(d.Seconds()),
+		PowerWatts: output.Num(m), StandardErrorWatts: num(se), Windows: len(ws)}
+}
+
+// NewBaseline pools the windows of both idle spans. It is nil when there
+// is no idle power.
+func NewBaseline(before, after *Idle, ws []Window) *Baseline {
+	m, se := weighted(ws)
+	if before == nil || math.IsNaN(m) {
+		return nil
+	}
+	b := &Baseline{DurationSeconds: before.DurationSeconds, PowerWatts: output.Num(m), StandardErrorWatts: num(se),
+		Before: before, After: after}
+	return b
+}
+
+// Drifted says, when the idle power before the runs and after them
+// differ beyond their errors, that the Mac's background changed.
+func (b *Baseline) Drifted() (string, bool) {
+	if b == nil || b.After == nil {
+		return "", false
+	}
+	p1, p2 := float64(b.Before.PowerWatts), float64(b.After.PowerWatts)
+	if !Differ(p1, val(b.Before.StandardErrorWatts), p2, val(b.After.StandardErrorWatts)) {
+		return "", false
+	}
+	return fmt.Sprintf("the idle power before the runs (%s) and after them (%s) differ beyond their errors: "+
+		"the Mac's background changed, and the net energies are less certain than they say", output.Watts(p1), output.Watts(p2)), true
+}
+
+// errorWatts is the idle power's standard error, 0 when unknown.
+func (b *Baseline) errorWatts() float64 { return val(b.StandardErrorWatts) }
+
+func weighted(ws []Window) (float64, float64) {
+	v, w := make([]float64, len(ws)), make([]float64, len(ws))
+	for i, x := range ws {
+		v[i], w[i] = x.Watts, x.Seconds
+	}
+	return WeightedMean(v, w)
+}
+
+// num is x for JSON; nil (null) for NaN.
+func num(x float64) *output.Num {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	n := output.Num(x)
+	return &n
+}
+
+func val(n *output.Num) float64 {
+	if n == nil {
+		return 0
+	}
+	return float64(*n)
+}

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+)
+
+// runOf is a run of energy joules over seconds.
+func runOf(joules, seconds float64) Run {
+	return Run{DurationSeconds: output.Num(seconds), EnergyJoules: output.Components{Total: output.Num(joules)},
+		AvgPowerWatts: output.Components{Total: output.Num(joules / seconds)}, Coverage: 1, Samples: 5}
+}
+
+func TestNetEnergyIsEnergyLessIdlePowerOverTheDuration(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	// Idle 2 W ± 0.1 W: four windows of 0.5 s at 1.9, 2.1, 1.9, 2.1 W.
+	ws := []Window{{0.5, 1.9}, {0.5, 2.1}, {0.5, 1.9}, {0.5, 2.1}}
+	before := NewIdle(t0, 2*time.Second, ws)
+	rep := NewReport(100 * time.Millisecond)
+	rep.Baseline = NewBaseline(before, nil, ws)
+	rep.Results = []Result{{Command: "a", Runs: []Run{runOf(10, 2), runOf(12, 3)}}}
+	rep.Finish(-1)
+	// s = √(4·0.01/3), se = s/2
+	se := math.Sqrt(0.04/3) / 2
+	if got := val(rep.Baseline.StandardErrorWatts); math.Abs(got-se) > 1e-12 {
+		t.Fatalf("idle standard error %v, want %v", got, se)
+	}
+	r := rep.Results[0]
+	for i, want := range []struct{ net, sigma float64 }{{10 - 2*2, se * 2}, {12 - 2*3, se * 3}} {
+		run := r.Runs[i]
+		if math.Abs(val(run.NetEnergyJoules)-want.net) > 1e-9 || math.Abs(val(run.NetEnergyUncertaintyJoules)-want.sigma) > 1e-12 {
+			t.Errorf("run %d: net %v ± %v, want %v ± %v", i, val(run.NetEnergyJoules), val(run.NetEnergyUncertaintyJoules), want.net, want.sigma)
+		}
+	}
+	if got, want := float64(r.NetEnergyJoules.Mean), 6.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("mean net %v, want %v", got, want)
+	}
+	if got, want := val(r.NetEnergyUncertaintyJoules), se*2.5; math.Abs(got-want) > 1e-12 {
+		t.Errorf("mean net's uncertainty %v, want %v (the idle error over the mean duration)", got, want)
+	}
+}
+
+func TestComparisonAgainstTheLeastEnergy(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	// a: runs 1.9 and 2.1 J (sd √0.02); b: 4 and 4.6 J (sd √0.18)
+	rep.Results = []Result{
+		{Command: "b", Runs: []Run{runOf(4, 1), runOf(4.6, 1)}},
+		{Command: "a", Runs: []Run{runOf(1.9, 1), runOf(2.1, 1)}},
+	}
+	rep.Finish(-1)
+	if rep.Reference == nil || *rep.Reference != 1 {
+		t.Fatalf("reference %v, want 1 (a, the least energy)", rep.Reference)
+	}
+	r := 4.3 / 2.0
+	sr := r * math.Sqrt(0.02/4+0.18/(4.3*4.3))
+	b := rep.Results[0]
+	if math.Abs(val(b.RelativeEnergy)-r) > 1e-12 || math.Abs(val(b.RelativeEnergyStddev)-sr) > 1e-12 {
+		t.Errorf("b relative %v ± %v, want %v ± %v", val(b.RelativeEnergy), val(b.RelativeEnergyStddev), r, sr)
+	}
+	if c := rep.Comparison(); len(c) != 1 || c[0] != "b used 2.15 ± 0.26 × the energy of a" {
+		t.Errorf("comparison %q", c)
+	}
+}
+
+func TestAGivenReferenceIsComparedWith(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "b", Runs: []Run{runOf(4, 1)}}, {Command: "a", Runs: []Run{runOf(2, 1)}}}
+	rep.Finish(0)
+	if got := val(rep.Results[1].RelativeEnergy); got != 0.5 {
+		t.Errorf("a relative to b: %v, want 0.5", got)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	short := runOf(1, 0.15)
+	thin := runOf(1, 1)
+	thin.Coverage = 0.95
+	failed := runOf(1.05, 1)
+	failed.ExitCode = 2
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "x", Runs: []Run{runOf(0.9, 1), runOf(1.1, 1), runOf(0.95, 1), runOf(5, 1), short, thin, failed}}}
+	rep.Finish(-1)
+	got := strings.Join(rep.Results[0].Warnings, "\n")
+	for _, want := range []string{"1 run of 7 used an energy far from the others", "1 run shorter than two sampling windows (200ms)",
+		"1 run with less than 99% of its span covered", "the command failed in 1 run of 7"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
+	ws := []Window{{1, 1}, {1, 3}}
+	rep := NewReport(100 * time.Millisecond)
+	rep.Baseline = NewBaseline(NewIdle(time.Now(), time.Second, ws), nil, ws)
+	rep.Results = []Result{{Command: "x", Runs: []Run{runOf(2.5, 1)}}}
+	rep.Finish(-1)
+	if w := strings.Join(rep.Results[0].Warnings, "\n"); !strings.Contains(w, "cannot be told apart from idle") {
+		t.Errorf("no warning that net 0.5 J ± 1 J is not significant: %q", w)
+	}
+}
+
+func TestBaselineDrift(t *testing.T) {
+	a := []Window{{1, 2.0}, {1, 2.1}, {1, 1.9}}
+	b := []Window{{1, 4.0}, {1, 4.1}, {1, 3.9}}
+	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
+	if _, ok := bl.Drifted(); !ok {
+		t.Error("2 W before and 4 W after, each ± 0.06 W: no drift said")
+	}
+	bl = NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, a), append(a, a...))
+	if msg, ok := bl.Drifted(); ok {
+		t.Errorf("the same idle power before and after: %s", msg)
+	}
+}
+
+func TestCSVHasARowPerCommand(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "sleep 1", Parameters: map[string]string{"n": "1"}, Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
+	rep.Finish(-1)
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[1][1] != "3" || rows[1][6] != "" || rows[1][len(rows[1])-1] != "1" ||
+		rows[0][len(rows[0])-1] != "parameter_n" {
+		t.Errorf("csv:\n%v", rows)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "a|b", Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
+	rep.Finish(-1)
+	var buf bytes.Buffer
+	WriteMarkdown(&buf, rep)
+	want := "| `a\\|b` | 3.000 ± 1.414 | 2.000 | 4.000 |  | 3.000 ± 1.414 | 1.000 ± 0.000 |  |\n"
+	if !strings.HasSuffix(buf.String(), want) {
+		t.Errorf("markdown:\n%s\nwant last row\n%s", buf.String(), want)
+	}
+}

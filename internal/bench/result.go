@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// Result is one command's runs and their statistics.
+type Result struct {
+	Command string `json:"command"`
+	// Parameters are the -L values substituted into the command.
+	Parameters map[string]string `json:"parameters"`
+	Runs       []Run             `json:"runs"`
+	ExitCodes  []int             `json:"exit_codes"`
+	// The statistics of the runs; null when there was none.
+	EnergyJoules    *Spread `json:"energy_joules"`
+	NetEnergyJoules *Spread `json:"net_energy_joules"`
+	AvgPowerWatts   *Spread `json:"avg_power_watts"`
+	DurationSeconds *Spread `json:"duration_seconds"`
+	// NetEnergyUncertaintyJoules is what the idle power's standard error
+	// makes of the mean net energy: it shifts every run alike, so more
+	// runs do not shrink it.
+	NetEnergyUncertaintyJoules *output.Num `json:"net_energy_uncertainty_joules"`
+	// RelativeEnergy is the mean energy over the reference's, with its
+	// propagated error; null when there is nothing to compare.
+	RelativeEnergy       *output.Num `json:"relative_energy"`
+	RelativeEnergyStddev *output.Num `json:"relative_energy_stddev"`
+	// EnergyPerUnitJoules is each run's energy over its units of work
+	// (--units, --units-from), and UnitsPerJoule its inverse, over the
+	// runs that have units; null without units.
+	EnergyPerUnitJoules *Spread `json:"energy_per_unit_joules"`
+	UnitsPerJoule       *Spread `json:"units_per_joule"`
+	// RunsWithoutUnits counts the runs whose output --units-from did not
+	// read a count from.
+	RunsWithoutUnits int      `json:"runs_without_units"`
+	Warnings         []string `json:"warnings"`
+}
+
+// Run is one measured run.
+type Run struct {
+	StartedAt       string            `json:"started_at"`
+	DurationSeconds output.Num        `json:"duration_seconds"`
+	EnergyJoules    output.Components `json:"energy_joules"`
+	// NetEnergyJoules is the energy less the idle power over the run's
+	// duration, and NetEnergyUncertaintyJoules the idle power's standard
+	// error over it; null without a baseline.
+	NetEnergyJoules            *output.Num       `json:"net_energy_joules"`
+	NetEnergyUncertaintyJoules *output.Num       `json:"net_energy_uncertainty_joules"`
+	AvgPowerWatts              output.Components `json:"avg_power_watts"`
+	Samples                    int               `json:"samples"`
+	Coverage                   output.Num        `json:"coverage"`
+	ExitCode                   int               `json:"exit_code"`
+	// Signal names the signal that ended the command, or is null.
+	Signal *string `json:"signal"`
+	// Units is the run's count of units of work (--units, or read by
+	// --units-from from its output); null without, or when unread.
+	Units *output.Num `json:"units"`
+	// Nodes are the run's span on each node of --node, whose sum the
+	// run's energy is; null for this Mac alone.
+	Nodes    []output.NodeSummary `json:"nodes"`
+	Warnings []string             `json:"warnings"`
+}
+
+// NewRun describes a measured run: what the span measured, its wall-clock
+// start, and how the command ended.
+func NewRun(r sampler.Result, started time.Time, status int, signal string) Run {
+	run := Run{
+		StartedAt:       started.UTC().Format(time.RFC3339Nano),
+		DurationSeconds: output.Num(r.Duration.Seconds()),
+		EnergyJoules:    output.NewComponents(r.Energy),
+		AvgPowerWatts:   output.NewComponents(r.Average),
+		Samples:         r.Samples,
+		Coverage:        output.Num(r.Coverage),
+		ExitCode:        status,
+		Warnings:        r.Warnings,
+	}
+	if signal != "" {
+		run.Signal = &signal
+	}
+	if run.Warnings == nil {
+		run.Warnings = []string{}
+	}
+	return run
+}
+
+// NewClusterRun describes a run measured over several nodes: sum is
+// their total, its Nodes each node's span.
+func NewClusterRun(sum *output.Summary, status int, signal string) Run {
+	run := Run{
+		StartedAt:       sum.StartedAt,
+		DurationSeconds: sum.DurationSeconds,
+		EnergyJoules:    sum.EnergyJoules,
+		AvgPowerWatts:   sum.AvgPowerWatts,
+		Samples:         sum.Samples,
+		Coverage:        sum.Coverage,
+		ExitCode:        status,
+		Warnings:        append([]string{}, sum.Warnings...),
+		Nodes:           sum.Nodes,
+	}
+	if signal != "" {
+		run.Signal = &signal
+	}
+	return run
+}
+
+// Spread is the statistics of one quantity over the runs, in its unit.
+type Spread struct {
+	Mean output.Num `json:"mean"`
+	// Stddev is the sample's (n-1); null for one run.
+	Stddev *output.Num `json:"stddev"`
+	Median output.Num  `json:"median"`
+	Min    output.Num  `json:"min"`
+	Max    output.Num  `json:"max"`
+}
+
+func newSpread(xs []float64) *Spread {
+	if len(xs) == 0 {
+		return nil
+	}
+	st := Summarize(xs)
+	return &Spread{Mean: output.Num(st.Mean), Stddev: num(st.Stddev), Median: output.Num(st.Median),
+		Min: output.Num(st.Min), Max: output.Num(st.Max)}
+}
+
+// finish fills in the statistics of the runs and the net energies
+// against the baseline (nil: none), and warns about what makes the
+// numbers doubtful. interval is the sample interval.
+func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
+	r.ExitCodes = []int{}
+	var energy, power, dur, net []float64
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		r.ExitCodes = append(r.ExitCodes, run.ExitCode)
+		energy = append(energy, float64(run.EnergyJoules.Total))
+		power = append(power, float64(run.AvgPowerWatts.Total))
+		dur = append(dur, float64(run.DurationSeconds))
+		if b != nil {
+			d := float64(run.DurationSeconds)
+			run.NetEnergyJoules = num(float64(run.EnergyJoules.Total) - float64(b.PowerWatts)*d)
+			run.NetEnergyUncertaintyJoules = num(b.errorWatts() * d)
+			net = append(net, float64(*run.NetEnergyJoules))
+		}
+	}
+	r.EnergyJoules, r.AvgPowerWatts, r.DurationSeconds = newSpread(energy), newSpread(power), newSpread(dur)
+	r.NetEnergyJoules = newSpread(net)
+	if r.NetEnergyJoules != nil {
+		r.NetEnergyUncertaintyJoules = num(b.errorWatts() * float64(r.DurationSeconds.Mean))
+	}
+	r.Warnings = append(r.Warnings, r.doubts(energy, interval)...)
+	if unit != nil {
+		r.perUnit(*unit)
+	}
+}
+
+// doubts are the warnings about a command's runs.
+func (r *Result) doubts(energy []float64, interval time.Duration) []string {
+	var w []string
+	if out := Outliers(energy); len(out) > 0 {
+		w = append(w, fmt.Sprintf("%s of %d used an energy far from the others (modified Z-score beyond %.1f): "+
+			"something else may have run; more runs, or a quieter Mac, make the mean firmer", output.Count(len(out), "run"), len(energy), OutlierThreshold))
+	}
+	short, thin, failed := 0, 0, 0
+	for _, run := range r.Runs {
+		if float64(run.DurationSeconds) < 2*interval.Seconds() {
+			short++
+		}
+		if run.Coverage < 0.99 {
+			thin++
+		}
+		if run.ExitCode != 0 {
+			failed++
+		}
+	}
+	if short > 0 {
+		w = append(w, fmt.Sprintf("%s shorter than two sampling windows (%v): a shorter interval (-i) measures them better", output.Count(short, "run"), 2*interval))
+	}
+	if thin > 0 {
+		w = append(w, fmt.Sprintf("%s with less than 99%% of its span covered by samples: its energy is short by what was not", output.Count(thin, "run")))
+	}
+	if failed > 0 {
+		w = append(w, fmt.Sprintf("the command failed in %s of %d", output.Count(failed, "run"), len(r.Runs)))
+	}
+	if u := val(r.NetEnergyUncertaintyJoules); r.NetEnergyJoules != nil && math.Abs(float64(r.NetEnergyJoules.Mean)) <= 2*u {
+		w = append(w, fmt.Sprintf("the net energy (%s) is within twice the baseline's uncertainty (%s): "+
+			"it cannot be told apart from idle; a longer --baseline, or more work per run, would tell", output.Joules(float64(r.NetEnergyJoules.Mean)), output.Joules(u)))
+	}
+	return w
+}

@@ -1,0 +1,145 @@
+// Package bench holds the statistics of exopower bench: the summary of a
+// command's repeated runs, outliers by modified Z-score, the idle
+// baseline's mean power and its standard error, and the ratio of two
+// commands' energies with its propagated error, as hyperfine does them
+// for time. The functions are pure: they take numbers and return numbers.
+package bench
+
+import (
+	"math"
+	"slices"
+)
+
+// Stats describes a sample of numbers, in their unit.
+type Stats struct {
+	N      int
+	Mean   float64
+	Stddev float64 // the sample's (n-1); NaN for fewer than two
+	Median float64
+	Min    float64
+	Max    float64
+}
+
+// Summarize describes xs. All fields are NaN for an empty xs.
+func Summarize(xs []float64) Stats {
+	st := Stats{N: len(xs), Mean: math.NaN(), Stddev: math.NaN(), Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	if len(xs) == 0 {
+		return st
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	st.Mean = sum / float64(len(xs))
+	if len(xs) > 1 {
+		ss := 0.0
+		for _, x := range xs {
+			ss += (x - st.Mean) * (x - st.Mean)
+		}
+		st.Stddev = math.Sqrt(ss / float64(len(xs)-1))
+	}
+	st.Median = Median(xs)
+	st.Min, st.Max = slices.Min(xs), slices.Max(xs)
+	return st
+}
+
+// Median is the middle of xs, or the mean of the two middle ones; NaN
+// for none. xs is left as it is.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// OutlierThreshold is the modified Z-score beyond which a run is an
+// outlier, as hyperfine sets it: 1.4826 turns the median absolute
+// deviation into an estimate of the standard deviation, and a run ten
+// such deviations from the median is an outlier.
+const OutlierThreshold = 1.4826 * 10
+
+// ModifiedZScores are the distances of xs from their median in units of
+// their median absolute deviation (MAD). A MAD of zero (most runs alike)
+// is taken as the smallest float above it, so that any run unlike the
+// rest stands out rather than dividing by zero.
+func ModifiedZScores(xs []float64) []float64 {
+	med := Median(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	mad := Median(dev)
+	if !(mad > 0) {
+		mad = math.SmallestNonzeroFloat64
+	}
+	z := make([]float64, len(xs))
+	for i, x := range xs {
+		z[i] = (x - med) / mad
+	}
+	return z
+}
+
+// Outliers returns the indexes of the xs whose modified Z-score is
+// beyond OutlierThreshold.
+func Outliers(xs []float64) []int {
+	var out []int
+	for i, z := range ModifiedZScores(xs) {
+		if math.Abs(z) > OutlierThreshold {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Ratio is b/a with its error propagated from the errors of a and b as
+// independent (hyperfine's relative speed): σr = r·√((σa/a)² + (σb/b)²).
+func Ratio(a, sa, b, sb float64) (r, sr float64) {
+	r = b / a
+	return r, r * math.Hypot(sa/a, sb/b)
+}
+
+// WeightedMean is the mean of values weighted by weights (window
+// lengths, for a time-weighted mean power), and its standard error. The
+// spread is the weighted sample variance with the reliability-weights
+// correction, over the effective number of values n = (Σw)²/Σw²: with
+// equal weights it is the familiar s/√n. The error is NaN when n is
+// below two, and both are NaN when the weights sum to zero.
+func WeightedMean(values, weights []float64) (mean, stderr float64) {
+	var sw, sw2, swx float64
+	for i, x := range values {
+		w := weights[i]
+		sw += w
+		sw2 += w * w
+		swx += w * x
+	}
+	if !(sw > 0) {
+		return math.NaN(), math.NaN()
+	}
+	mean = swx / sw
+	var ss float64
+	for i, x := range values {
+		ss += weights[i] * (x - mean) * (x - mean)
+	}
+	n := sw * sw / sw2
+	if len(values) < 2 || n <= 1 {
+		return mean, math.NaN()
+	}
+	variance := ss / sw * n / (n - 1)
+	return mean, math.Sqrt(variance / n)
+}
+
+// Differ reports whether two means, each with its standard error, differ
+// by more than twice their combined standard error: a difference that
+// chance would give about one time in twenty. Differences in the last
+// digits of a float are none: two means of a constant power may differ
+// there with errors of zero.
+func Differ(m1, se1, m2, se2 float64) bool {
+	d := math.Abs(m1 - m2)
+	return d > 2*math.Hypot(se1, se2) && d > 1e-9*max(math.Abs(m1), math.Abs(m2))
+}

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
+
+func TestSummarize(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		xs   []float64
+		want Stats
+	}{
+		{"eight values have the sample's stddev and the mean of the middle two as median",
+			[]float64{9, 2, 4, 4, 5, 4, 7, 5}, Stats{N: 8, Mean: 5, Stddev: math.Sqrt(32.0 / 7), Median: 4.5, Min: 2, Max: 9}},
+		{"an odd count has its middle value as median",
+			[]float64{3, 1, 2}, Stats{N: 3, Mean: 2, Stddev: 1, Median: 2, Min: 1, Max: 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Summarize(c.xs)
+			if got.N != c.want.N || !near(got.Mean, c.want.Mean) || !near(got.Stddev, c.want.Stddev) ||
+				!near(got.Median, c.want.Median) || got.Min != c.want.Min || got.Max != c.want.Max {
+				t.Errorf("Summarize(%v) = %+v, want %+v", c.xs, got, c.want)
+			}
+		})
+	}
+}
+
+func TestOneValueHasNoStddev(t *testing.T) {
+	got := Summarize([]float64{4})
+	if got.Mean != 4 || got.Median != 4 || !math.IsNaN(got.Stddev) {
+		t.Errorf("Summarize([4]) = %+v, want mean and median 4 and no stddev", got)
+	}
+}
+
+func TestModifiedZScores(t *testing.T) {
+	got := ModifiedZScores([]float64{1, 2, 3, 4, 100})
+	// median 3, deviations 2 1 0 1 97, MAD 1
+	want := []float64{-2, -1, 0, 1, 97}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Fatalf("ModifiedZScores = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestOutliers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		xs   []float64
+		want []int
+	}{
+		{"a run far from the rest is one", []float64{1, 2, 3, 4, 100}, []int{4}},
+		{"a run 14 MADs away is none", []float64{1, 2, 3, 4, 17}, nil},
+		{"a run 15 MADs away is one", []float64{1, 2, 3, 4, 18}, []int{4}},
+		{"with most runs alike any other run is one", []float64{10, 10, 10, 10.5}, []int{3}},
+		{"runs all alike have none", []float64{7, 7, 7}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Outliers(c.xs); !slices.Equal(got, c.want) {
+				t.Errorf("Outliers(%v) = %v, want %v", c.xs, got, c.want)
+			}
+		})
+	}
+}
+
+func TestRatio(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		a, sa, b, sb      float64
+		wantR, wantSigmaR float64
+	}{
+		{"errors of both add in quadrature, relative", 2, 0.1, 4, 0.3, 2, 2 * math.Sqrt(0.05*0.05+0.075*0.075)},
+		{"exact values have an exact ratio", 5, 0, 10, 0, 2, 0},
+		{"a command against itself", 3, 0.3, 3, 0.3, 1, math.Sqrt(0.02)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, sr := Ratio(c.a, c.sa, c.b, c.sb)
+			if !near(r, c.wantR) || !near(sr, c.wantSigmaR) {
+				t.Errorf("Ratio = %v ± %v, want %v ± %v", r, sr, c.wantR, c.wantSigmaR)
+			}
+		})
+	}
+}
+
+func TestWeightedMean(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		values, weights  []float64
+		wantMean, wantSE float64
+	}{
+		{"equal weights give s over root n", []float64{1, 2, 3}, []float64{1, 1, 1}, 2, 1 / math.Sqrt(3)},
+		// sw 4, sw² 10, mean 10/4, Σw(x-m)² 3, n 1.6: var 3/4·1.6/0.6 = 2, se √(2/1.6)
+		{"uneven weights count by their effective number", []float64{1, 3}, []float64{1, 3}, 2.5, math.Sqrt(1.25)},
+		{"scaling the weights changes nothing", []float64{1, 3}, []float64{0.1, 0.3}, 2.5, math.Sqrt(1.25)},
+		{"a constant power has no error", []float64{4, 4, 4, 4}, []float64{0.1, 0.12, 0.09, 0.11}, 4, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, se := WeightedMean(c.values, c.weights)
+			if !near(m, c.wantMean) || !near(se, c.wantSE) {
+				t.Errorf("WeightedMean = %v ± %v, want %v ± %v", m, se, c.wantMean, c.wantSE)
+			}
+		})
+	}
+}
+
+func TestWeightedMeanOfOneValueHasNoError(t *testing.T) {
+	m, se := WeightedMean([]float64{5}, []float64{0.1})
+	if m != 5 || !math.IsNaN(se) {
+		t.Errorf("WeightedMean of one = %v ± %v, want 5 and no error", m, se)
+	}
+}
+
+func TestDiffer(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		m1, se1, m2, se2 float64
+		want             bool
+	}{
+		{"within twice the combined error", 10, 0.3, 10.9, 0.4, false},
+		{"beyond twice the combined error", 10, 0.3, 11.1, 0.4, true},
+		{"a float's last digits with no error", 4, 0, 4 + 1e-13, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Differ(c.m1, c.se1, c.m2, c.se2); got != c.want {
+				t.Errorf("Differ = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

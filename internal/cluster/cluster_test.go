@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"context"
+	"encoding/pem"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+)
+
+func TestParseTargetsRefusesWhatIsNoNode(t *testing.T) {
+	for _, tt := range []struct {
+		nodes []string
+		file  string
+		want  string // the error, or "" for the names
+		names string
+	}{
+		{nodes: []string{"http://mac2:10241", "local", "https://Mac3:9/"}, names: "http://mac2:10241 local https://mac3:9"},
+		{nodes: []string{"http://mac2:10241"}, file: "# the rack\n\nhttp://mac3:10241\n", names: "http://mac2:10241 http://mac3:10241"},
+		{nodes: []string{"ftp://mac2"}, want: `node "ftp://mac2" is not an http:// or https:// URL`},
+		{nodes: []string{"mac2:10241"}, want: `is not an http:// or https:// URL`},
+		{nodes: []string{"http://"}, want: `has no host`},
+		{nodes: []string{"http://u:secret@mac2:1"}, want: "has credentials in it"},
+		{nodes: []string{"http://mac2:1/metrics"}, want: "give the serve's address only, such as http://mac2:1"},
+		{nodes: []string{"http://mac2:1", "http://MAC2:1/"}, want: "node http://mac2:1 is named twice"},
+		{nodes: []string{"local", "local"}, want: "node local is named twice"},
+	} {
+		var file *strings.Reader
+		if tt.file != "" {
+			file = strings.NewReader(tt.file)
+		}
+		var ts []Target
+		var err error
+		if file != nil {
+			ts, err = ParseTargets(tt.nodes, file)
+		} else {
+			ts, err = ParseTargets(tt.nodes, nil)
+		}
+		if tt.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%q: %v, want %q", tt.nodes, err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret") {
+				t.Errorf("%q: the error shows the password: %v", tt.nodes, err)
+			}
+			continue
+		}
+		var names []string
+		for _, x := range ts {
+			names = append(names, x.Name())
+		}
+		if err != nil || strings.Join(names, " ") != tt.names {
+			t.Errorf("%q: %q, %v; want %q", tt.nodes, names, err, tt.names)
+		}
+	}
+}
+
+func TestLoadAuthTakesTheFileBeforeTheEnvironment(t *testing.T) {
+	env := map[string]string{"EXOPOWER_NODE_USER": "ops", "EXOPOWER_NODE_PASSWORD": "pw"}
+	a, err := LoadAuth(strings.NewReader("# creds\nhttp://mac2:1 alice s3cret\n"), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := ParseTargets([]string{"http://mac2:1", "http://mac3:1"}, nil)
+	if c := a.forTarget(m2[0]); c == nil || *c != (Credentials{"alice", "s3cret"}) {
+		t.Errorf("mac2: %+v, want the file's", c)
+	}
+	if c := a.forTarget(m2[1]); c == nil || *c != (Credentials{"ops", "pw"}) {
+		t.Errorf("mac3: %+v, want the environment's", c)
+	}
+	if _, err := LoadAuth(strings.NewReader("http://mac2:1 alice\n"), func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "line 1: want URL USER PASSWORD") {
+		t.Errorf("a short line: %v", err)
+	}
+}
+
+// The cluster's total: energy summed, average that sum over the elapsed
+// time (not a mean of the nodes' averages), coverage the lowest, the
+// edges' bound 2 x round trip x peak per node, and warnings that name
+// the node.
+func TestTotalSumsTheNodes(t *testing.T) {
+	node := func(name string, joules, avg, peak, cov, rtt, offset float64, lost bool, warn ...string) output.NodeSummary {
+		return output.NodeSummary{Summary: &output.Summary{
+			EnergyJoules: output.Components{Total: output.Num(joules), CPU: output.Num(joules)}, AvgPowerWatts: output.Components{Total: output.Num(avg)},
+			PeakPowerWatts: output.Components{Total: output.Num(peak)}, Coverage: output.Num(cov), Samples: 10, Warnings: warn,
+		}, Node: name, URL: "http://" + name, RoundTripSeconds: output.Num(rtt), ClockOffsetSeconds: output.Num(offset), Lost: lost}
+	}
+	nodes := []output.NodeSummary{
+		node("a", 20, 10, 12, 1, 0.002, 0.1, false),
+		node("b", 3, 1, 5, 0.9, 0.010, -2.5, true, "lost: no answer"),
+	}
+	sum := Total(nodes, time.Unix(0, 0), 2*time.Second, 100*time.Millisecond)
+	if sum.EnergyJoules.Total != 23 || sum.AvgPowerWatts.Total != 11.5 || sum.Coverage != 0.9 || sum.Samples != 20 || sum.PeakPowerWatts.Total != 17 {
+		t.Errorf("total %+v", sum)
+	}
+	if want := 2*0.002*12 + 2*0.010*5; math.Abs(float64(*sum.UncertaintyJoules)-want) > 1e-12 {
+		t.Errorf("uncertainty %v, want %v", *sum.UncertaintyJoules, want)
+	}
+	all := strings.Join(sum.Warnings, "\n")
+	for _, want := range []string{"node b: lost: no answer", "node b (http://b) stopped answering", "the total is partial", "node b's clock is -2.5 s off"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q: no %q", sum.Warnings, want)
+		}
+	}
+	if strings.Contains(all, "node a") {
+		t.Errorf("warnings %q name node a, which had none", sum.Warnings)
+	}
+}
+
+// A node behind TLS with basic auth: its CA from --node-ca, its password
+// from the environment, the request carries both; without them it fails.
+func TestClientReachesANodeWithTLSAndBasicAuth(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ops" || p != "pw" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{"node":"mac2","interval_seconds":0.5}`))
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pem.Encode(mustCreate(t, ca), &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	ts, err := ParseTargets([]string{srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConf, err := TLSConfig(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"EXOPOWER_NODE_USER": "ops", "EXOPOWER_NODE_PASSWORD": "pw"}
+	auth, _ := LoadAuth(nil, func(k string) string { return env[k] })
+	r, err := Connect(context.Background(), NewClient(ts[0], auth, tlsConf))
+	if err != nil || r.Name() != "mac2" || r.interval != 500*time.Millisecond {
+		t.Fatalf("Connect = %+v, %v", r, err)
+	}
+	if _, err := Connect(context.Background(), NewClient(ts[0], Auth{}, tlsConf)); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("without the password: %v, want 401", err)
+	}
+	plain, _ := TLSConfig("")
+	if _, err := Connect(context.Background(), NewClient(ts[0], auth, plain)); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA: %v, want a certificate error", err)
+	}
+}
+
+func mustCreate(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+)
+
+// EndSlack is how long past a node's interval the end of its span may
+// take: the node waits up to an interval and a second for the window that
+// covers the end, and the network adds its part.
+const EndSlack = 2 * time.Second
+
+// Member is one node of a run over several Macs.
+type Member interface {
+	// Name is the node's name (its hostname, or --node-name).
+	Name() string
+	// URL is the node's address, or "local".
+	URL() string
+	// Begin opens the node's span.
+	Begin(ctx context.Context) error
+	// End closes the span at about at (by this Mac's clock) and returns
+	// the node's measurement; it never takes longer than the node's
+	// interval and EndSlack.
+	End(ctx context.Context, at time.Time) output.NodeSummary
+}
+
+// BeginAll opens every member's span at once and waits for all. When one
+// fails, the spans that were opened are closed again and the error names
+// the node.
+func BeginAll(ctx context.Context, ms []Member) error {
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() {
+			if err := m.Begin(ctx); err != nil {
+				errs[i] = fmt.Errorf("node %s: %w", m.URL(), err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		// Closed, not measured: long enough for the request to reach the
+		// node (which closes the span even when the client goes), no wait
+		// for a window.
+		undo, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for i, m := range ms {
+			if errs[i] == nil {
+				m.End(undo, time.Now())
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// EndAll closes every member's span at once: a slow node delays no other.
+func EndAll(ctx context.Context, ms []Member, at time.Time) []output.NodeSummary {
+	out := make([]output.NodeSummary, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() { out[i] = m.End(ctx, at) })
+	}
+	wg.Wait()
+	return out
+}
+
+// Total is the cluster's summary: energy summed over the nodes, average
+// power that sum over the elapsed time (not a mean of the nodes'
+// averages), coverage the lowest node's, peak the sum of the nodes' peaks
+// (a bound: peaks need not come at once), samples summed, and the energy
+// bound that the round trips leave: each node's span edges are known to
+// within its round trip, over which it may draw up to its peak.
+func Total(nodes []output.NodeSummary, started time.Time, elapsed, interval time.Duration) *output.Summary {
+	sum := &output.Summary{
+		SchemaVersion:   output.SchemaVersion,
+		Type:            "summary",
+		StartedAt:       started.UTC().Format(time.RFC3339Nano),
+		DurationSeconds: output.Num(elapsed.Seconds()),
+		IntervalSeconds: output.Num(interval.Seconds()),
+		Coverage:        1,
+		Scope:           output.Scope,
+		Source:          output.Source{Tool: "powermetrics", HWModel: fmt.Sprintf("%d nodes", len(nodes))},
+		Warnings:        []string{},
+		Nodes:           nodes,
+	}
+	var unc float64
+	for _, n := range nodes {
+		add(&sum.EnergyJoules, n.EnergyJoules)
+		add(&sum.PeakPowerWatts, n.PeakPowerWatts)
+		sum.Samples += n.Samples
+		sum.Coverage = output.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
+		unc += 2 * float64(n.RoundTripSeconds) * float64(n.PeakPowerWatts.Total)
+		for _, w := range n.Warnings {
+			sum.Warnings = append(sum.Warnings, "node "+n.Node+": "+w)
+		}
+		if n.Lost {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s (%s) stopped answering: its row holds what it measured until then, and the total is partial", n.Node, n.URL))
+		}
+		if math.Abs(float64(n.ClockOffsetSeconds)) > 1 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s's clock is %.1f s off this Mac's: its span is by its own clock", n.Node, float64(n.ClockOffsetSeconds)))
+		}
+	}
+	if s := elapsed.Seconds(); s > 0 {
+		e := sum.EnergyJoules
+		sum.AvgPowerWatts = output.Components{Total: e.Total / output.Num(s), CPU: e.CPU / output.Num(s), GPU: e.GPU / output.Num(s), ANE: e.ANE / output.Num(s)}
+	}
+	u := output.Num(unc)
+	sum.UncertaintyJoules = &u
+	return sum
+}
+
+func add(to *output.Components, c output.Components) {
+	to.Total += c.Total
+	to.CPU += c.CPU
+	to.GPU += c.GPU
+	to.ANE += c.ANE
+}

@@ -1,0 +1,172 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// ClusterSink shows the windows of several Macs as they come, each node's
+// and their total.
+type ClusterSink interface {
+	// Window shows a window of node i (its SampleLine, energy cumulative
+	// from the start) and the total after it.
+	Window(i int, l SampleLine) error
+	Resize() error
+	Close() error
+}
+
+// cluster is what every cluster sink keeps: each node's newest line.
+type cluster struct {
+	nodes []string
+	last  []SampleLine
+	seen  []bool
+}
+
+// add takes node i's line and returns the total after it: the power of
+// each node's newest window summed, and their energies summed.
+func (c *cluster) add(i int, l SampleLine) SampleLine {
+	c.last[i], c.seen[i] = l, true
+	tot := SampleLine{SchemaVersion: SchemaVersion, Type: "total", Time: l.Time, Node: ""}
+	for k := range c.last {
+		if c.seen[k] {
+			addTo(&tot.PowerWatts, c.last[k].PowerWatts)
+			addTo(&tot.EnergyJoules, c.last[k].EnergyJoules)
+		}
+	}
+	return tot
+}
+
+func addTo(to *Components, c Components) {
+	to.Total += c.Total
+	to.CPU += c.CPU
+	to.GPU += c.GPU
+	to.ANE += c.ANE
+}
+
+// NewClusterSink returns the sink for c.Format over the named nodes.
+func NewClusterSink(c SinkConfig, nodes []string) (ClusterSink, error) {
+	base := cluster{nodes: nodes, last: make([]SampleLine, len(nodes)), seen: make([]bool, len(nodes))}
+	switch c.Format {
+	case NDJSON:
+		return &clusterNDJSON{cluster: base, out: c.Terminal.Out}, nil
+	case Lines:
+		return &clusterLines{cluster: base, out: c.Terminal.Out}, nil
+	case Panel:
+		p := &clusterPanel{cluster: base, t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv)}
+		if _, err := io.WriteString(p.t.Out, enterScreen); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("no sink for %v", c.Format)
+}
+
+// clusterNDJSON writes each node's line, named, and a total line after it.
+type clusterNDJSON struct {
+	cluster
+	out io.Writer
+}
+
+func (s *clusterNDJSON) Window(i int, l SampleLine) error {
+	l.Node = s.nodes[i]
+	tot := s.add(i, l)
+	if err := WriteJSON(s.out, l); err != nil {
+		return err
+	}
+	return WriteJSON(s.out, tot)
+}
+
+func (s *clusterNDJSON) Resize() error { return nil }
+func (s *clusterNDJSON) Close() error  { return nil }
+
+// clusterLines writes a line per node's window and the total after it.
+type clusterLines struct {
+	cluster
+	out io.Writer
+}
+
+func (s *clusterLines) Window(i int, l SampleLine) error {
+	tot := s.add(i, l)
+	at := l.Time
+	if t, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
+		at = t.Local().Format("15:04:05.000")
+	}
+	_, err := fmt.Fprintf(s.out, "%s  %-16s %10s  energy %10s    all %10s  energy %10s\n", at, s.nodes[i],
+		Watts(float64(l.PowerWatts.Total)), Joules(float64(l.EnergyJoules.Total)),
+		Watts(float64(tot.PowerWatts.Total)), Joules(float64(tot.EnergyJoules.Total)))
+	return err
+}
+
+func (s *clusterLines) Resize() error { return nil }
+func (s *clusterLines) Close() error  { return nil }
+
+// clusterPanel redraws a row per node and the total, in place.
+type clusterPanel struct {
+	cluster
+	t      Terminal
+	st     *Styles
+	closed bool
+}
+
+func (s *clusterPanel) Window(i int, l SampleLine) error {
+	if s.closed {
+		return nil
+	}
+	s.add(i, l)
+	return s.draw()
+}
+
+func (s *clusterPanel) Resize() error {
+	if s.closed {
+		return nil
+	}
+	return s.draw()
+}
+
+func (s *clusterPanel) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	_, err := io.WriteString(s.t.Out, leaveScreen)
+	return err
+}
+
+func (s *clusterPanel) draw() error {
+	var b strings.Builder
+	fmt.Fprintln(&b, s.st.Render(s.st.Title, fmt.Sprintf("exopower watch: %d nodes   (Ctrl-C ends it with a summary)", len(s.nodes))))
+	fmt.Fprintf(&b, "\n  %-20s %10s %10s %10s %10s %11s\n", "node", "power", "CPU", "GPU", "ANE", "energy")
+	var tot SampleLine
+	for i, name := range s.nodes {
+		if !s.seen[i] {
+			fmt.Fprintf(&b, "  %s %12s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), "waiting")
+			continue
+		}
+		l := s.last[i]
+		addTo(&tot.PowerWatts, l.PowerWatts)
+		addTo(&tot.EnergyJoules, l.EnergyJoules)
+		s.row(&b, name, l)
+	}
+	s.row(&b, "total", tot)
+	w, h := s.t.size()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if h > 0 && len(lines) > h {
+		lines = lines[:h]
+	}
+	for k := range lines {
+		// Cut by what shows, not by bytes: colours are escape codes.
+		lines[k] = ansi.Truncate(lines[k], w, "")
+	}
+	_, err := io.WriteString(s.t.Out, home+clearLines(strings.Join(lines, "\n")+"\n")+eraseBelow)
+	return err
+}
+
+func (s *clusterPanel) row(b *strings.Builder, name string, l SampleLine) {
+	p := l.PowerWatts
+	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
+		Watts(float64(p.Total)), Watts(float64(p.CPU)), Watts(float64(p.GPU)), Watts(float64(p.ANE)), Joules(float64(l.EnergyJoules.Total)))
+}

@@ -1,0 +1,52 @@
+package output
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func line(node string, watts, joules float64) SampleLine {
+	return SampleLine{Type: "sample", Time: "2026-12-03T10:00:00Z", Node: node,
+		PowerWatts: Components{Total: Num(watts), CPU: Num(watts)}, EnergyJoules: Components{Total: Num(joules), CPU: Num(joules)}}
+}
+
+// The panel over several Macs: a row per node (waiting until its first
+// window), and a total row that sums each node's newest window.
+func TestClusterPanelDrawsARowPerNodeAndTheTotal(t *testing.T) {
+	var out bytes.Buffer
+	s, err := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, []string{"mac1", "mac2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Window(0, line("", 10, 1))
+	first := out.String()
+	if !strings.Contains(first, enterScreen) || !strings.Contains(first, "mac2") || !strings.Contains(first, "waiting") {
+		t.Errorf("first frame %q: want the screen entered and mac2 waiting", first)
+	}
+	out.Reset()
+	s.Window(1, line("", 20, 4))
+	s.Window(0, line("", 12, 2))
+	frame := out.String()[strings.LastIndex(out.String(), home):]
+	for _, want := range []string{"mac1", "12.00 W", "mac2", "20.00 W", "total", "32.00 W", "6.000 J"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("frame %q: no %q", frame, want)
+		}
+	}
+	s.Close()
+	if !strings.HasSuffix(out.String(), leaveScreen) || s.Close() != nil {
+		t.Errorf("close: %q", out.String())
+	}
+}
+
+func TestClusterNDJSONNamesTheNodeAndAddsATotalLine(t *testing.T) {
+	var out bytes.Buffer
+	s, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &out}}, []string{"mac1", "mac2"})
+	s.Window(0, line("", 10, 1))
+	s.Window(1, line("", 20, 4))
+	ls := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(ls) != 4 || !strings.Contains(ls[0], `"node":"mac1"`) || !strings.Contains(ls[2], `"node":"mac2"`) ||
+		!strings.Contains(ls[3], `"type":"total"`) || !strings.Contains(ls[3], `"power_watts":{"total":30`) || !strings.Contains(ls[3], `"energy_joules":{"total":5`) {
+		t.Errorf("lines:\n%s", out.String())
+	}
+}

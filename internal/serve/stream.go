@@ -1,0 +1,68 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
+)
+
+// streamBuffer is how many windows a stream holds for a slow client;
+// beyond it windows are dropped for that client (the energy in the next
+// line is cumulative, so nothing is lost from the totals), and sampling
+// never waits for a client.
+const streamBuffer = 64
+
+// windows streams the windows as they come: GET /v1/windows answers with
+// NDJSON, one line per window (the lines of exopower watch --json, with
+// the node's name; energy cumulative from the stream's start), flushed as
+// each comes, until the client goes. It holds a span open meanwhile, and
+// counts against MaxOpenSpans.
+func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if len(s.spans)+s.pending >= MaxOpenSpans {
+		s.mu.Unlock()
+		fail(w, http.StatusTooManyRequests, "too many spans and streams are open")
+		return
+	}
+	s.pending++
+	s.mu.Unlock()
+	lines := make(chan output.SampleLine, streamBuffer)
+	sp := s.meter.Begin(r.Context(), func(win sampler.Window, tot sampler.Totals) {
+		l := output.NewSampleLine(win, tot)
+		l.Node = s.cfg.Node
+		select {
+		case lines <- l:
+		default:
+		}
+	})
+	defer func() {
+		s.mu.Lock()
+		s.pending--
+		s.mu.Unlock()
+		// No wait for a window: nobody reads this span's result.
+		ctx, cancel := contextDone()
+		defer cancel()
+		s.meter.End(ctx, sp, s.cfg.Now())
+	}()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case l := <-lines:
+			// The server's write timeout is for answers; a stream lives
+			// as long as its client reads, one line at a time.
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.Interval + 10*time.Second))
+			if enc.Encode(l) != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
