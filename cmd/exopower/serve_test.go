@@ -41,10 +41,10 @@ type served struct {
 	drained chan struct{}
 }
 
-// startServe runs exopower serve on a free loopback port with the fake at
+// serveProcess runs exopower serve on a free loopback port with the fake at
 // the profile given, and stops it (SIGTERM) when the test ends, checking
 // that it exits 0 and leaves no powermetrics behind.
-func startServe(t *testing.T, profile string, env []string, args ...string) *served {
+func serveProcess(t *testing.T, profile string, env []string, args ...string) *served {
 	t.Helper()
 	cmd, dir := exopowerCmd(t, append([]string{"serve", "--node-name", "test-node", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + profile}, env...)...)
@@ -223,7 +223,7 @@ func runJSONKeys(t *testing.T) []string {
 // open, the energy so far; its fields are run --json's and a span's own.
 // The status's counters are the exact energy of the windows covered.
 func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
-	s := startServe(t, stepped, nil, "-i", "100ms")
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	prof, _ := fakepm.ParseProfile(stepped)
 	var o struct {
 		ID        string `json:"id"`
@@ -388,7 +388,7 @@ func (sc *scraper) finish() {
 // answers, the time without windows is not covered, and a span across it
 // says so.
 func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
-	s := startServe(t, stepped, nil, "-i", "100ms")
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	s.waitStatus(t, "5 windows", func(st statusJSON) bool { return st.Samples >= 5 })
 	var o struct {
 		URL string `json:"url"`
@@ -493,7 +493,7 @@ func TestServeWithPasswords(t *testing.T) {
 	if err := os.WriteFile(web, fmt.Appendf(nil, "basic_auth_users:\n  prom: %s\n", hash), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, stepped, nil, "-i", "100ms", "--listen", "0.0.0.0:0", "--web.config.file", web)
+	s := serveProcess(t, stepped, nil, "-i", "100ms", "--listen", "0.0.0.0:0", "--web.config.file", web)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
 	url := "http://127.0.0.1:" + port
 	for _, tt := range []struct {
@@ -527,7 +527,7 @@ func TestServeWithPasswords(t *testing.T) {
 // Clients that send their headers slowly are cut off by the server's
 // timeouts, and sampling goes on meanwhile: a span across them is whole.
 func TestServeCutsOffSlowClients(t *testing.T) {
-	s := startServe(t, stepped, nil, "-i", "100ms")
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	var o struct {
 		URL string `json:"url"`
 	}

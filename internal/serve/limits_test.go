@@ -93,6 +93,7 @@ func TestAWrongMethodIsRefusedWithAllow(t *testing.T) {
 		{http.MethodGet, "/v1/spans", "POST"},
 		{http.MethodPut, "/v1/spans/" + id, "GET"},
 		{http.MethodGet, "/v1/spans/" + id + "/end", "POST"},
+		{http.MethodPost, "/v1/windows", "GET"},
 	} {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			rec := serveLocal(h, httptest.NewRequest(tt.method, tt.path, nil))
@@ -158,6 +159,7 @@ func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 			if tt.spans == http.StatusForbidden {
 				for _, r := range []struct{ method, path string }{
 					{http.MethodPost, "/v1/spans"}, {http.MethodGet, "/v1/spans/" + id}, {http.MethodPost, "/v1/spans/" + id + "/end"},
+					{http.MethodGet, "/v1/windows"},
 				} {
 					msg := errorBody(t, do(r.method, r.path), http.StatusForbidden)
 					if !strings.Contains(msg, "--web.config.file") {
@@ -190,6 +192,8 @@ func TestTheOpenSpansAreBounded(t *testing.T) {
 	if msg := errorBody(t, rec, http.StatusTooManyRequests); !strings.Contains(msg, "1024") || !strings.Contains(msg, "end some") {
 		t.Errorf("error %q: want the limit and what to do", msg)
 	}
+	// A stream of windows holds a span too.
+	errorBody(t, serveLocal(h, httptest.NewRequest(http.MethodGet, "/v1/windows", nil)), http.StatusTooManyRequests)
 	// Ending one makes room for one.
 	if rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans/"+ids[0]+"/end", nil)); rec.Code != http.StatusOK {
 		t.Fatalf("end: %d %s", rec.Code, rec.Body)
