@@ -193,7 +193,10 @@ func TestTheOpenSpansAreBounded(t *testing.T) {
 		t.Errorf("error %q: want the limit and what to do", msg)
 	}
 	// A stream of windows holds a span too.
-	errorBody(t, serveLocal(h, httptest.NewRequest(http.MethodGet, "/v1/windows", nil)), http.StatusTooManyRequests)
+	rec = serveLocal(h, httptest.NewRequest(http.MethodGet, "/v1/windows", nil))
+	if msg := errorBody(t, rec, http.StatusTooManyRequests); !strings.Contains(msg, "1024") || !strings.Contains(msg, "end some") {
+		t.Errorf("a stream refused with %q: want the limit and what to do", msg)
+	}
 	// Ending one makes room for one.
 	if rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans/"+ids[0]+"/end", nil)); rec.Code != http.StatusOK {
 		t.Fatalf("end: %d %s", rec.Code, rec.Body)
