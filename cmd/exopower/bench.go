@@ -304,9 +304,13 @@ func (b *bencher) command(c string, capture io.Writer) child.Command {
 // report of what was measured, not yet finished.
 func (b *bencher) measure(ctx context.Context) *bench.Report {
 	rep := bench.NewReport(b.o.interval)
-	if b.meter != nil {
-		rep.Source.HWModel, rep.Source.OSBuild = b.meter.Machine()
-	}
+	// The stream names the machine in its first document, which its
+	// Sampler may not have taken yet at the start: asked at the end.
+	defer func() {
+		if b.meter != nil {
+			rep.Source.HWModel, rep.Source.OSBuild = b.meter.Machine()
+		}
+	}()
 	var before, after idleSpan
 	if b.o.baseline > 0 {
 		before = b.idle(ctx)

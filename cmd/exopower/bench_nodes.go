@@ -53,7 +53,7 @@ func (n *nodesMeter) begin(ctx context.Context) error {
 
 func (n *nodesMeter) end(ctx context.Context, at time.Time, status int, signal string) bench.Run {
 	nodes := cluster.EndAll(ctx, n.members, at)
-	return bench.NewClusterRun(clusterTotal(nodes, n.skipped, n.start, at, n.interval), status, signal)
+	return bench.NewClusterRun(clusterTotal(nodes, n.skipped, n.start, at), status, signal)
 }
 
 // connectNodes reaches every node of --node before anything runs: one

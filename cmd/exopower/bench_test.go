@@ -105,6 +105,9 @@ func TestBenchBaselineOfAConstantPower(t *testing.T) {
 	if len(rep.Warnings) != 0 {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
+	if rep.Source.HWModel != "MacBookPro17,1" || rep.Source.OSBuild == "" {
+		t.Errorf("source %+v: want the machine the stream names", rep.Source)
+	}
 	for _, run := range rep.Results[0].Runs {
 		if net := float64(*run.NetEnergyJoules); math.Abs(net) > 0.01*float64(run.EnergyJoules.Total) {
 			t.Errorf("net energy %v J at a constant power", net)

@@ -92,12 +92,12 @@ func (o *runOptions) runCluster(ctx context.Context, s *streams, cmd child.Comma
 	}
 	nodes := cluster.EndAll(endCtx, members, exit.At)
 	stopEnd()
-	return o.deliver(s, clusterTotal(nodes, skipped, start, exit.At, o.interval), exit, signals, cmd.Identity)
+	return o.deliver(s, clusterTotal(nodes, skipped, start, exit.At), exit, signals, cmd.Identity)
 }
 
 // clusterTotal is the cluster's summary, naming the nodes left out.
-func clusterTotal(nodes []output.NodeSummary, skipped []string, start, end time.Time, interval time.Duration) *output.Summary {
-	sum := cluster.Total(nodes, start, end.Sub(start), interval)
+func clusterTotal(nodes []output.NodeSummary, skipped []string, start, end time.Time) *output.Summary {
+	sum := cluster.Total(nodes, start, end.Sub(start))
 	for _, t := range skipped {
 		sum.Warnings = append(sum.Warnings, "node "+t+" did not answer before the start and is not measured (--skip-unreachable): the total leaves it out")
 	}

@@ -241,6 +241,11 @@ func TestWatchOverNodes(t *testing.T) {
 			t.Errorf("node %s: %.4f J, exact %.4f J", sum.Nodes[i].Node, got, exact)
 		}
 	}
+	// The cluster draws 30 W: its average over the watch says so, however
+	// long each node's span was.
+	if avg := float64(sum.AvgPowerWatts.Total); math.Abs(avg-30)/30 > 0.02 || sum.IntervalSeconds != 0.1 {
+		t.Errorf("average %v W, want 30 W; interval %v, want the nodes' 0.1 s", avg, sum.IntervalSeconds)
+	}
 }
 
 // Ctrl-C during a run over several Macs goes to the command, as without

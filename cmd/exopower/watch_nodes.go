@@ -55,7 +55,14 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
 	nodes := cluster.EndAll(endCtx, members, end)
 	stopEnd()
-	sum := clusterTotal(nodes, skipped, start, end, o.interval)
+	// A watch has no command to time: its span over the cluster is the
+	// longest of the nodes' own spans, which all hold it.
+	for _, n := range nodes {
+		if d := time.Duration(float64(n.DurationSeconds) * float64(time.Second)); end.Sub(start) < d {
+			start = end.Add(-d)
+		}
+	}
+	sum := clusterTotal(nodes, skipped, start, end)
 	sum.Title = fmt.Sprintf("watch: %d nodes", len(members))
 	serr := printSummary(s, o.json, o.json, sum)
 	if err != nil {

@@ -89,13 +89,17 @@ func TestTotalSumsTheNodes(t *testing.T) {
 		return output.NodeSummary{Summary: &output.Summary{
 			EnergyJoules: output.Components{Total: output.Num(joules), CPU: output.Num(joules)}, AvgPowerWatts: output.Components{Total: output.Num(avg)},
 			PeakPowerWatts: output.Components{Total: output.Num(peak)}, Coverage: output.Num(cov), Samples: 10, Warnings: warn,
+			IntervalSeconds: output.Num(rtt * 50),
 		}, Node: name, URL: "http://" + name, RoundTripSeconds: output.Num(rtt), ClockOffsetSeconds: output.Num(offset), Lost: lost}
 	}
 	nodes := []output.NodeSummary{
 		node("a", 20, 10, 12, 1, 0.002, 0.1, false),
 		node("b", 3, 1, 5, 0.9, 0.010, -2.5, true, "lost: no answer"),
 	}
-	sum := Total(nodes, time.Unix(0, 0), 2*time.Second, 100*time.Millisecond)
+	sum := Total(nodes, time.Unix(0, 0), 2*time.Second)
+	if sum.IntervalSeconds != 0.5 {
+		t.Errorf("interval %v, want the longest of the nodes'", sum.IntervalSeconds)
+	}
 	if sum.EnergyJoules.Total != 23 || sum.AvgPowerWatts.Total != 11.5 || sum.Coverage != 0.9 || sum.Samples != 20 || sum.PeakPowerWatts.Total != 17 {
 		t.Errorf("total %+v", sum)
 	}

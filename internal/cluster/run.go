@@ -76,14 +76,15 @@ func EndAll(ctx context.Context, ms []Member, at time.Time) []output.NodeSummary
 // averages), coverage the lowest node's, peak the sum of the nodes' peaks
 // (a bound: peaks need not come at once), samples summed, and the energy
 // bound that the round trips leave: each node's span edges are known to
-// within its round trip, over which it may draw up to its peak.
-func Total(nodes []output.NodeSummary, started time.Time, elapsed, interval time.Duration) *output.Summary {
+// within its round trip, over which it may draw up to its peak. The
+// interval is the longest of the nodes'.
+func Total(nodes []output.NodeSummary, started time.Time, elapsed time.Duration) *output.Summary {
 	sum := &output.Summary{
 		SchemaVersion:   output.SchemaVersion,
 		Type:            "summary",
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
 		DurationSeconds: output.Num(elapsed.Seconds()),
-		IntervalSeconds: output.Num(interval.Seconds()),
+		IntervalSeconds: 0,
 		Coverage:        1,
 		Scope:           output.Scope,
 		Source:          output.Source{Tool: "powermetrics", HWModel: fmt.Sprintf("%d nodes", len(nodes))},
@@ -92,6 +93,9 @@ func Total(nodes []output.NodeSummary, started time.Time, elapsed, interval time
 	}
 	var unc float64
 	for _, n := range nodes {
+		// The nodes' own intervals: this Mac's is not one unless it is a
+		// node.
+		sum.IntervalSeconds = output.Num(math.Max(float64(sum.IntervalSeconds), float64(n.IntervalSeconds)))
 		add(&sum.EnergyJoules, n.EnergyJoules)
 		add(&sum.PeakPowerWatts, n.PeakPowerWatts)
 		sum.Samples += n.Samples

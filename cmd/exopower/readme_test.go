@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/jsondoc"
+	"github.com/exopower/exopower/internal/output"
+)
+
+// readmeShapes are the JSON shapes that the commands write, as the
+// README's JSON reference shows them. serve's API is checked in
+// internal/serve, whose types they are.
+var readmeShapes = []jsondoc.Shape{
+	// A node's span is one Mac's: it has no bound of its own.
+	{Names: []string{"run", "watch-summary", "report", "run-node"}, Type: output.Summary{},
+		Never: []string{"nodes[].uncertainty_joules"}},
+	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: output.SampleLine{}},
+	// A bench run's nodes are the nodes of run --node, shown there.
+	{Names: []string{"bench"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"}},
+}
+
+func TestReadmeJSONReferenceMatchesTheCode(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := jsondoc.Examples(doc, "## JSON reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range readmeShapes {
+		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
+			if err := jsondoc.Check(examples, s); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	notServe := func(name string) bool { return !strings.HasPrefix(name, "serve-") }
+	if u := jsondoc.Unknown(examples, readmeShapes, notServe); len(u) > 0 {
+		t.Errorf("README examples that no test checks: %s", strings.Join(u, ", "))
+	}
+}
