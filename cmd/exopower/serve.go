@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -70,7 +71,11 @@ func runServe(ctx context.Context, s *streams, o *serveOptions) error {
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fail(fmt.Errorf("--listen %s: %w", o.listen, err), "is another exopower serve running? choose another address with --listen")
+		hint := "give an address of this machine and a port from 1 to 65535, such as " + DefaultListen
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = "is another exopower serve running? choose another address with --listen"
+		}
+		return fail(fmt.Errorf("--listen %s: %w", o.listen, err), hint)
 	}
 	defer ln.Close()
 	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)

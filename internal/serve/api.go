@@ -90,7 +90,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if len(s.spans)+s.pending >= MaxOpenSpans {
 		s.mu.Unlock()
-		fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d spans are open, the most there may be; end some (or they expire after %v)", MaxOpenSpans, SpanTTL))
+		tooMany(w)
 		return
 	}
 	s.pending++
@@ -99,12 +99,26 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)
 	o := &openSpan{id: newID(), span: sp, started: sp.Start}
+	gone := r.Context().Err() != nil
 	s.mu.Lock()
 	s.pending--
-	s.spans[o.id] = o
+	if !gone {
+		s.spans[o.id] = o
+	}
 	s.mu.Unlock()
+	if gone {
+		// The client will never learn the id: a span kept for it would
+		// count against the limit for a day.
+		s.meter.End(r.Context(), sp, sp.Start)
+		return
+	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+}
+
+// tooMany refuses one more span or stream: both hold a span open.
+func tooMany(w http.ResponseWriter) {
+	fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d spans and streams of windows are open, the most there may be; end some (a span left open expires after %v)", MaxOpenSpans, SpanTTL))
 }
 
 // spanReading is a span's measurement, in the fields and units of

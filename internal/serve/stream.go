@@ -24,7 +24,7 @@ func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if len(s.spans)+s.pending >= MaxOpenSpans {
 		s.mu.Unlock()
-		fail(w, http.StatusTooManyRequests, "too many spans and streams are open")
+		tooMany(w)
 		return
 	}
 	s.pending++

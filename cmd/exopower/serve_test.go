@@ -1,0 +1,583 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/output"
+)
+
+// stepped is the fake's power in these tests: steps that a wrong
+// placement or integration of windows would show.
+const stepped = "period=0.9 0=5,2,1 0.5=14,6,2.5"
+
+// served is an exopower serve running as a real process over the fake
+// powermetrics.
+type served struct {
+	cmd     *exec.Cmd
+	url     string // http://127.0.0.1:PORT
+	pidfile string // the fake's
+	mu      sync.Mutex
+	stderr  []string
+	drained chan struct{}
+}
+
+// serveProcess runs exopower serve on a free loopback port with the fake at
+// the profile given, and stops it (SIGTERM) when the test ends, checking
+// that it exits 0 and leaves no powermetrics behind.
+func serveProcess(t *testing.T, profile string, env []string, args ...string) *served {
+	t.Helper()
+	cmd, dir := exopowerCmd(t, append([]string{"serve", "--node-name", "test-node", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + profile}, env...)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &served{cmd: cmd, pidfile: filepath.Join(dir, "powermetrics.pid"), drained: make(chan struct{})}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		s.stderr = append(s.stderr, sc.Text())
+		if _, addr, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			addr, _, _ = strings.Cut(addr, " ")
+			s.url = "http://" + strings.TrimPrefix(addr, "http://")
+			break
+		}
+	}
+	// The rest of stderr is kept, so that exopower never blocks on it.
+	go func() {
+		defer close(s.drained)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.stderr = append(s.stderr, sc.Text())
+			s.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	if s.url == "" {
+		t.Fatalf("exopower serve did not say where it listens:\n%s", strings.Join(s.stderr, "\n"))
+	}
+	return s
+}
+
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.drained
+	if code := exitCode(t, s.cmd.Wait()); code != 0 {
+		t.Errorf("exopower serve exited %d after SIGTERM; stderr:\n%s", code, strings.Join(s.stderr, "\n"))
+	}
+	assertGone(t, s.pidfile)
+}
+
+// do makes a request and decodes the JSON answer into v (unless v is
+// nil); it returns the status.
+func do(t *testing.T, method, url string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %v in %q", method, url, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+// spanJSON is a span as serve answers it.
+type spanJSON struct {
+	output.Summary
+	ID      string  `json:"id"`
+	Node    string  `json:"node"`
+	Open    bool    `json:"open"`
+	EndedAt *string `json:"ended_at"`
+}
+
+// statusJSON is the part of GET /v1/status these tests read.
+type statusJSON struct {
+	Node            string            `json:"node"`
+	IntervalSeconds float64           `json:"interval_seconds"`
+	EnergyJoules    output.Components `json:"energy_joules"`
+	CoveredSeconds  float64           `json:"covered_seconds"`
+	Samples         int               `json:"samples"`
+	SampleErrors    map[string]int    `json:"sample_errors"`
+	Restarts        int               `json:"source_restarts"`
+	OpenSpans       int               `json:"open_spans"`
+	LastWindow      *struct {
+		End string `json:"end"`
+	} `json:"last_window"`
+}
+
+func (s *served) status(t *testing.T) statusJSON {
+	t.Helper()
+	var st statusJSON
+	if code := do(t, http.MethodGet, s.url+"/v1/status", &st); code != http.StatusOK {
+		t.Fatalf("GET /v1/status: %d", code)
+	}
+	return st
+}
+
+// waitStatus polls the status until cond holds, for at most a minute.
+func (s *served) waitStatus(t *testing.T, what string, cond func(statusJSON) bool) statusJSON {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := s.status(t)
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute on, still waiting for %s: %+v", what, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	x, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// holdEnergy holds got against the fake's true energy within pct percent,
+// per component.
+func holdEnergy(t *testing.T, what string, got output.Components, truth fakepm.Watts, pct float64) {
+	t.Helper()
+	worst := 0.0
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"total", float64(got.Total), truth.Total()}, {"cpu", float64(got.CPU), truth[0]}, {"gpu", float64(got.GPU), truth[1]}, {"ane", float64(got.ANE), truth[2]}} {
+		e := math.Abs(c.got-c.want) / c.want * 100
+		if e > pct {
+			t.Errorf("%s: %s energy %.5f J, true %.5f J: off by %.3f%%, more than %v%%", what, c.name, c.got, c.want, e, pct)
+		}
+		worst = max(worst, e)
+	}
+	t.Logf("%s: %.4f J, true %.4f J; the components off by %.3f%% at most", what, float64(got.Total), truth.Total(), worst)
+}
+
+// jsonKeys returns the sorted keys of a JSON object.
+func jsonKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%v in %q", err, b)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// runJSONKeys are the keys of exopower run --json.
+func runJSONKeys(t *testing.T) []string {
+	t.Helper()
+	cmd, _ := exopowerCmd(t, "run", "-i", "50ms", "--json", "--", "true")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exopower run --json: %v", err)
+	}
+	return jsonKeys(t, out)
+}
+
+// A span opened and ended over HTTP is the fake's exact energy over
+// [started_at, ended_at] by the node's clock, within 0.5 %; read while
+// open, the energy so far; its fields are run --json's and a span's own.
+// The status's counters are the exact energy of the windows covered.
+func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	prof, _ := fakepm.ParseProfile(stepped)
+	var o struct {
+		ID        string `json:"id"`
+		Node      string `json:"node"`
+		StartedAt string `json:"started_at"`
+		URL       string `json:"url"`
+	}
+	var raw json.RawMessage
+	if code := do(t, http.MethodPost, s.url+"/v1/spans", &raw); code != http.StatusCreated {
+		t.Fatalf("POST /v1/spans: %d %s", code, raw)
+	}
+	json.Unmarshal(raw, &o)
+	if got := jsonKeys(t, raw); !slices.Equal(got, []string{"id", "node", "started_at", "url"}) || o.Node != "test-node" {
+		t.Errorf("POST /v1/spans: %s", raw)
+	}
+	started := mustTime(t, o.StartedAt)
+	read := func(method, path string) (spanJSON, []string) {
+		t.Helper()
+		var b json.RawMessage
+		if code := do(t, method, s.url+path, &b); code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, path, code, b)
+		}
+		var sp spanJSON
+		json.Unmarshal(b, &sp)
+		return sp, jsonKeys(t, b)
+	}
+	// readUntil reads the open span until it holds n windows, for at most
+	// a minute.
+	readUntil := func(n int) (spanJSON, []string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			sp, keys := read(http.MethodGet, o.URL)
+			if sp.Samples >= n {
+				return sp, keys
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a minute on, the span holds %d windows, want %d", sp.Samples, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// Long enough that the pipe's delay, by which exopower's timeline
+	// trails the fake's clock, is well inside 0.5 % at the edges, and so
+	// is the rounding of each window's energy to whole millijoules.
+	sofar, keys := readUntil(25)
+	want := append(runJSONKeys(t), "id", "node", "open", "ended_at")
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		t.Errorf("an open span's keys %v, want run --json's and a span's: %v", keys, want)
+	}
+	if !sofar.Open || sofar.EndedAt != nil || sofar.Type != "span" || sofar.ID != o.ID {
+		t.Errorf("open span %+v", sofar)
+	}
+	holdEnergy(t, "read so far", sofar.EnergyJoules, prof.Energy(started, started.Add(time.Duration(float64(sofar.DurationSeconds)*1e9))), 0.5)
+	readUntil(50)
+	end, keys := read(http.MethodPost, o.URL+"/end")
+	if !slices.Equal(keys, want) || end.Open || end.EndedAt == nil || end.Coverage != 1 || len(end.Warnings) != 0 || end.Node != "test-node" {
+		t.Fatalf("ended span %+v, keys %v", end, keys)
+	}
+	ended := mustTime(t, *end.EndedAt)
+	holdEnergy(t, "ended", end.EnergyJoules, prof.Energy(started, ended), 0.5)
+	t.Logf("span of %.3f s in %d windows: %.4f J, true %.4f J", float64(end.DurationSeconds), end.Samples, float64(end.EnergyJoules.Total), prof.Energy(started, ended).Total())
+
+	st := s.status(t)
+	if st.Node != "test-node" || st.IntervalSeconds != 0.1 || st.Restarts != 0 || st.OpenSpans != 0 || len(st.SampleErrors) != 0 || st.LastWindow == nil {
+		t.Fatalf("status %+v", st)
+	}
+	last := mustTime(t, st.LastWindow.End)
+	holdEnergy(t, "status", st.EnergyJoules, prof.Energy(last.Add(-time.Duration(st.CoveredSeconds*1e9)), last), 0.5)
+	m := scrapeMetrics(t, s.url)
+	// The status's numbers are rounded to 12 digits.
+	if m["exopower_soc_energy_joules_total"] < float64(st.EnergyJoules.Total)*(1-1e-11) || m["exopower_samples_total"] < float64(st.Samples) {
+		t.Errorf("a scrape after the status reads less: %v J in %v windows, status %v J in %d", m["exopower_soc_energy_joules_total"], m["exopower_samples_total"], st.EnergyJoules.Total, st.Samples)
+	}
+}
+
+// scrapeMetrics gets /metrics and reads its samples, by name and labels as
+// written.
+func scrapeMetrics(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	m, err := tryScrape(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func tryScrape(url string) (map[string]float64, error) {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	m := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if i < 0 || err != nil {
+			return nil, fmt.Errorf("metric line %q", line)
+		}
+		m[line[:i]] = v
+	}
+	return m, sc.Err()
+}
+
+// counters are the metrics that must never go backwards.
+var counters = []string{
+	"exopower_soc_energy_joules_total",
+	`exopower_energy_joules_total{component="cpu"}`,
+	`exopower_energy_joules_total{component="gpu"}`,
+	`exopower_energy_joules_total{component="ane"}`,
+	"exopower_covered_seconds_total",
+	"exopower_samples_total",
+	"exopower_source_restarts_total",
+}
+
+// scraper scrapes url until stopped, and keeps every answer.
+type scraper struct {
+	stop chan struct{}
+	done chan struct{}
+	got  []map[string]float64
+	errs []error
+}
+
+func startScraper(url string) *scraper {
+	sc := &scraper{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(sc.done)
+		for {
+			select {
+			case <-sc.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			m, err := tryScrape(url)
+			if err != nil {
+				sc.errs = append(sc.errs, err)
+				continue
+			}
+			sc.got = append(sc.got, m)
+		}
+	}()
+	return sc
+}
+
+func (sc *scraper) finish() {
+	close(sc.stop)
+	<-sc.done
+}
+
+// powermetrics killed under a running serve is started again: the
+// counters keep their values, the restart is counted, every scrape
+// answers, the time without windows is not covered, and a span across it
+// says so.
+func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	s.waitStatus(t, "5 windows", func(st statusJSON) bool { return st.Samples >= 5 })
+	var o struct {
+		URL string `json:"url"`
+	}
+	if code := do(t, http.MethodPost, s.url+"/v1/spans", &o); code != http.StatusCreated {
+		t.Fatalf("POST /v1/spans: %d", code)
+	}
+	sc := startScraper(s.url)
+	before := s.status(t)
+	pid, err := readPid(s.pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	restarted := s.waitStatus(t, "the restart", func(st statusJSON) bool { return st.Restarts == 1 })
+	seenRestart := time.Now()
+	after := s.waitStatus(t, "3 windows of the new powermetrics", func(st statusJSON) bool { return st.Samples >= restarted.Samples+3 })
+	var end spanJSON
+	if code := do(t, http.MethodPost, s.url+o.URL+"/end", &end); code != http.StatusOK {
+		t.Fatalf("POST end: %d", code)
+	}
+	sc.finish()
+
+	if len(sc.errs) > 0 {
+		t.Errorf("%d of %d scrapes failed, the first: %v", len(sc.errs), len(sc.errs)+len(sc.got), sc.errs[0])
+	}
+	for i := 1; i < len(sc.got); i++ {
+		for _, name := range counters {
+			if sc.got[i][name] < sc.got[i-1][name] {
+				t.Errorf("scrape %d: %s went back from %v to %v", i, name, sc.got[i-1][name], sc.got[i][name])
+			}
+		}
+	}
+	if n := len(sc.got); n < 2 || sc.got[n-1]["exopower_source_restarts_total"] != 1 {
+		t.Errorf("%d scrapes; restarts at the last: %v, want 1", n, sc.got[n-1]["exopower_source_restarts_total"])
+	}
+	// Nothing between the last window before the kill and the first of
+	// the new powermetrics is covered: at least the second of backoff, at
+	// most up to when the restart was seen.
+	a, b := mustTime(t, before.LastWindow.End), mustTime(t, after.LastWindow.End)
+	uncovered := b.Sub(a).Seconds() - (after.CoveredSeconds - before.CoveredSeconds)
+	t.Logf("%d scrapes; %.3f s of %.3f s not covered; span coverage %v", len(sc.got), uncovered, b.Sub(a).Seconds(), end.Coverage)
+	if uncovered < 1 || uncovered > seenRestart.Sub(a).Seconds() {
+		t.Errorf("%.3f s not covered, want from 1 s (the backoff) to %.3f s (the restart seen)", uncovered, seenRestart.Sub(a).Seconds())
+	}
+	if len(end.Warnings) != 1 || !strings.Contains(end.Warnings[0], "powermetrics stopped and was started again once") || end.Coverage >= 1 {
+		t.Errorf("span across the restart: coverage %v, warnings %q", end.Coverage, end.Warnings)
+	}
+	// Nor is the gap bridged: the energy is the truth over [a, b] less
+	// that of the gap, at the profile's lowest power at least and its
+	// highest at most (and 0.5 % for the pipe's delay).
+	prof, _ := fakepm.ParseProfile(stepped)
+	lowest, highest := math.Inf(1), 0.0
+	for _, st := range prof.Steps {
+		lowest, highest = min(lowest, st.W.Total()), max(highest, st.W.Total())
+	}
+	truth := prof.Energy(a, b).Total()
+	got := float64(after.EnergyJoules.Total - before.EnergyJoules.Total)
+	if lo, hi := truth-uncovered*highest-0.005*truth, truth-uncovered*lowest+0.005*truth; got < lo || got > hi {
+		t.Errorf("%.3f J from before the kill to after the restart, want %.3f to %.3f J: the %.3f J over [a, b] less the gap's", got, lo, hi, truth)
+	}
+}
+
+// A port in use is refused with exopower's status and a hint, before
+// powermetrics starts.
+func TestServeRefusesAPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd, dir := exopowerCmd(t, "serve", "--listen", ln.Addr().String())
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(t, err); code != 125 {
+		t.Errorf("status %d, want 125", code)
+	}
+	for _, want := range []string{
+		"exopower: error: --listen " + ln.Addr().String() + ": ",
+		"address already in use",
+		"exopower: hint: is another exopower serve running? choose another address with --listen",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "powermetrics.pid")); err == nil {
+		t.Errorf("powermetrics was started")
+	}
+}
+
+// With a web config that sets basic_auth_users, serve may listen beyond
+// loopback; a client without the password gets 401, one with it 200, and
+// may open spans from anywhere.
+func TestServeWithPasswords(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(web, fmt.Appendf(nil, "basic_auth_users:\n  prom: %s\n", hash), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serveProcess(t, stepped, nil, "-i", "100ms", "--listen", "0.0.0.0:0", "--web.config.file", web)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	url := "http://127.0.0.1:" + port
+	for _, tt := range []struct {
+		method, path string
+		user, pass   string
+		want         int
+	}{
+		{http.MethodGet, "/metrics", "", "", http.StatusUnauthorized},
+		{http.MethodGet, "/v1/status", "", "", http.StatusUnauthorized},
+		{http.MethodPost, "/v1/spans", "", "", http.StatusUnauthorized},
+		{http.MethodGet, "/metrics", "prom", "wrong", http.StatusUnauthorized},
+		{http.MethodGet, "/metrics", "prom", "s3cret", http.StatusOK},
+		{http.MethodGet, "/v1/status", "prom", "s3cret", http.StatusOK},
+		{http.MethodPost, "/v1/spans", "prom", "s3cret", http.StatusCreated},
+	} {
+		req, _ := http.NewRequest(tt.method, url+tt.path, nil)
+		if tt.user != "" {
+			req.SetBasicAuth(tt.user, tt.pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s as %q: %d, want %d", tt.method, tt.path, tt.user, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// Clients that send their headers slowly are cut off by the server's
+// timeouts, and sampling goes on meanwhile: a span across them is whole.
+func TestServeCutsOffSlowClients(t *testing.T) {
+	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	var o struct {
+		URL string `json:"url"`
+	}
+	if code := do(t, http.MethodPost, s.url+"/v1/spans", &o); code != http.StatusCreated {
+		t.Fatalf("POST /v1/spans: %d", code)
+	}
+	const clients = 20
+	cut := make(chan error, clients)
+	for range clients {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go func() { cut <- slowClient(conn) }()
+	}
+	for range clients {
+		if err := <-cut; err != nil {
+			t.Error(err)
+		}
+	}
+	var end spanJSON
+	if code := do(t, http.MethodPost, s.url+o.URL+"/end", &end); code != http.StatusOK {
+		t.Fatalf("POST end: %d", code)
+	}
+	if end.Coverage != 1 || len(end.Warnings) != 0 || end.Samples < 5 {
+		t.Errorf("span across the slow clients: coverage %v, %d windows, warnings %q", end.Coverage, end.Samples, end.Warnings)
+	}
+}
+
+// slowClient sends a request's headers a line at a time, 200 ms apart,
+// and returns nil once the server has closed the connection, or an error
+// if a minute passes first (a guard against a hang, not a limit on speed).
+func slowClient(conn net.Conn) error {
+	deadline := time.Now().Add(time.Minute)
+	fmt.Fprintf(conn, "GET /metrics HTTP/1.1\r\nHost: exopower\r\n")
+	buf := make([]byte, 512)
+	for time.Now().Before(deadline) {
+		if _, err := fmt.Fprintf(conn, "X-Slow: %d\r\n", time.Now().UnixNano()); err != nil {
+			return nil
+		}
+		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, err := conn.Read(buf)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			continue
+		}
+		if err != nil {
+			return nil // closed, or reset
+		}
+	}
+	return fmt.Errorf("a client that sends its headers slowly was still connected a minute on")
+}
