@@ -49,6 +49,7 @@ type Supervisor struct {
 	lastRequest time.Time
 	lastErr     error // the last failure to start it again, for status pages
 	done        bool  // Stop was called
+	deferred    bool  // a request waits for the end of the gap
 }
 
 // Supervise takes over p, started with opts, and starts powermetrics again
@@ -123,17 +124,31 @@ func (s *Supervisor) CanRequestSample() bool {
 	return s.cur.CanRequestSample()
 }
 
-// RequestSample asks for a sample now, unless one was asked for less than
-// MinRequestGap ago: that one serves both.
+// RequestSample asks for a sample now or, when one was asked for less
+// than MinRequestGap ago, once the gap is over: one request, however many
+// callers asked within the gap, and none of them left waiting for the
+// next periodic window.
 func (s *Supervisor) RequestSample() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	if !s.lastRequest.IsZero() && now.Sub(s.lastRequest) < MinRequestGap {
-		return nil
+	since := time.Since(s.lastRequest)
+	if s.lastRequest.IsZero() || since >= MinRequestGap {
+		s.lastRequest = time.Now()
+		return s.cur.RequestSample()
 	}
-	s.lastRequest = now
-	return s.cur.RequestSample()
+	if !s.deferred {
+		s.deferred = true
+		time.AfterFunc(MinRequestGap-since, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.deferred = false
+			if !s.done {
+				s.lastRequest = time.Now()
+				s.cur.RequestSample()
+			}
+		})
+	}
+	return nil
 }
 
 // Stop stops powermetrics for good, and any start in progress.

@@ -139,7 +139,7 @@ func launchFake(t *testing.T, profile string, interval time.Duration, env ...str
 // it) and the Server and its HTTP server over that.
 func (l *live) serve(t *testing.T, src sampler.Source, interval time.Duration) *live {
 	l.meter = sampler.Start(src, sampler.Config{Interval: interval, Grace: time.Second})
-	l.srv = New(l.meter, l.sup, Config{Node: "test-node", Interval: interval, Grace: time.Second})
+	l.srv = New(l.meter, l.sup, Config{Node: "test-node", Interval: interval})
 	l.ts = httptest.NewServer(l.srv.Handler())
 	t.Cleanup(func() {
 		l.ts.Close()

@@ -49,9 +49,6 @@ type Config struct {
 	Node string
 	// Interval is the stream's sample interval.
 	Interval time.Duration
-	// Grace is how long after one interval the end of a span waits for
-	// the window that covers it.
-	Grace time.Duration
 	// Authenticated says that the web config demands a password of every
 	// client; otherwise only loopback clients may open and end spans.
 	Authenticated bool
