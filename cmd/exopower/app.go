@@ -129,6 +129,7 @@ whole machine at the wall.`,
 	root.SetContext(ctx)
 	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newServeCmd(s), newDoctorCmd(s), newVersionCmd(s), newDebugArgsCmd(s))
 	setVersion(root, readVersion())
+	addCompletion(root)
 	return root
 }
 
