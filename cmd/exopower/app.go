@@ -127,7 +127,9 @@ whole machine at the wall.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newDebugArgsCmd(s))
+	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
+	setVersion(root, readVersion())
+	addCompletion(root)
 	return root
 }
 

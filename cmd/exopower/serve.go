@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -175,20 +174,4 @@ func scheme(webConfig string) string {
 		return "" // TLS or not, the web config says
 	}
 	return "http://"
-}
-
-// buildInfo reads the module version, VCS revision and Go version from
-// the binary.
-func buildInfo() (version, revision, goVersion string) {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown", "unknown", "unknown"
-	}
-	version, revision = bi.Main.Version, "unknown"
-	for _, kv := range bi.Settings {
-		if kv.Key == "vcs.revision" {
-			revision = kv.Value
-		}
-	}
-	return version, revision, bi.GoVersion
 }

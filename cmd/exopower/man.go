@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+)
+
+// manDate is the date every man page carries: a fixed one, so that the
+// pages checked in under man/ change only when the commands' help does,
+// and CI can compare them with freshly made ones.
+var manDate = time.Unix(0, 0).UTC()
+
+// newGenManCmd writes a man page for each command, from the commands'
+// own help (scripts/man.sh runs it). It is part of exopower, not a
+// program of its own, because the commands are built here in package main.
+func newGenManCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "gen-man DIR",
+		Short:  "Write exopower's man pages into DIR",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return genMan(c.Root(), args[0])
+		},
+	}
+}
+
+func genMan(root *cobra.Command, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(fmt.Errorf("man pages: %w", err))
+	}
+	root.DisableAutoGenTag = true
+	header := &doc.GenManHeader{Section: "1", Date: &manDate, Source: "exopower", Manual: "exopower manual"}
+	if err := doc.GenManTree(root, header, dir); err != nil {
+		return fail(fmt.Errorf("man pages: %w", err))
+	}
+	return nil
+}
