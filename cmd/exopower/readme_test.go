@@ -20,6 +20,8 @@ var readmeShapes = []jsondoc.Shape{
 	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: output.SampleLine{}},
 	// A bench run's nodes are the nodes of run --node, shown there.
 	{Names: []string{"bench"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"}},
+	{Names: []string{"samples-window"}, Type: output.SampleRow{}},
+	{Names: []string{"version"}, Type: versionInfo{}},
 }
 
 func TestReadmeJSONReferenceMatchesTheCode(t *testing.T) {
