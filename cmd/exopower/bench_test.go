@@ -55,6 +55,7 @@ func within(t *testing.T, what string, got, want, percent float64) {
 // run's energy, the idle power and the net energy are held against the
 // profile's exact integral over the spans exopower reports.
 func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
+	t.Parallel()
 	const profile = "period=1 0=12,4,1 0.5=1,0.4,0.1"
 	prof, err := fakepm.ParseProfile(profile)
 	if err != nil {
@@ -95,6 +96,7 @@ func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
 // power is that power, its standard error no more than the rounding's, and
 // the net energy of a run nothing.
 func TestBenchBaselineOfAConstantPower(t *testing.T) {
+	t.Parallel()
 	rep := benchJSON(t, "0=3,1,0.5", "-r", "2", "--baseline", "1s", "sleep 0.2")
 	b := rep.Baseline
 	within(t, "idle power", float64(b.PowerWatts), 4.5, 0.1)
@@ -121,6 +123,7 @@ func TestBenchBaselineOfAConstantPower(t *testing.T) {
 // window), and the millijoules' rounding (1.5 mJ / 86 ms). The baseline's
 // standard error must show that spread, no more.
 func TestBenchBaselineErrorOfANoisyPower(t *testing.T) {
+	t.Parallel()
 	rep := benchJSON(t, "period=0.01 0=2,0,0 0.005=4,0,0", "-r", "1", "--baseline", "1s", "true")
 	b := rep.Baseline
 	within(t, "idle power", float64(b.PowerWatts), 3, 1)
@@ -134,6 +137,7 @@ func TestBenchBaselineErrorOfANoisyPower(t *testing.T) {
 }
 
 func TestBenchExports(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "bench", "-r", "2", "--baseline", "0", "--export-json", "b.json", "--export-csv", "b.csv",
 		"--export-markdown", "b.md", "true", "sleep 0.2")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -161,6 +165,7 @@ func TestBenchExports(t *testing.T) {
 // runs made by then are summarised and exported, marked incomplete, and
 // exopower exits 130 as a shell reports SIGINT.
 func TestBenchInterruptKeepsTheRunsSoFar(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "bench", "--json", "-r", "50", "--baseline", "0", "--export-json", "b.json",
 		`echo x >> n; [ $(wc -l < n) -ge 2 ] && touch second; sleep 0.3`)
 	var out strings.Builder
@@ -201,6 +206,7 @@ func readFile(t *testing.T, path string) string {
 // the profile's over the run's span; a run that printed no count has no
 // units, and the summary says so.
 func TestBenchEnergyPerUnitFromTheOutput(t *testing.T) {
+	t.Parallel()
 	const profile = "period=1 0=12,4,1 0.5=1,0.4,0.1"
 	prof, err := fakepm.ParseProfile(profile)
 	if err != nil {
@@ -242,6 +248,7 @@ func TestBenchEnergyPerUnitFromTheOutput(t *testing.T) {
 
 // --units gives every run the same count.
 func TestBenchEnergyPerUnitGiven(t *testing.T) {
+	t.Parallel()
 	rep := benchJSON(t, "0=3,1,0.5", "-r", "2", "--baseline", "0", "--units", "4", "--unit", "image", "sleep 0.2")
 	r := rep.Results[0]
 	for _, run := range r.Runs {
@@ -258,6 +265,7 @@ func TestBenchEnergyPerUnitGiven(t *testing.T) {
 // -L runs a command once per value, with {NAME} replaced in it and in its
 // hooks, and names the value in parameters.
 func TestBenchParameterList(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "bench", "--json", "-r", "1", "--baseline", "0", "-L", "n", "1,2,3",
 		"--setup", "echo setup {n} >> log", "echo run {n} >> log")
 	out, err := cmd.Output()
@@ -285,6 +293,7 @@ func TestBenchParameterList(t *testing.T) {
 // --cooldown idles between runs: by the runs' own timestamps, each starts
 // at least the cooldown after the one before it ended.
 func TestBenchCooldownBetweenRuns(t *testing.T) {
+	t.Parallel()
 	const cooldown = 400 * time.Millisecond
 	rep := benchJSON(t, "0=3,1,0.5", "-r", "3", "--baseline", "0", "--cooldown", cooldown.String(), "sleep 0.1")
 	runs := rep.Results[0].Runs

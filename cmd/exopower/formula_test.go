@@ -15,6 +15,7 @@ var formulaPath = filepath.Join("..", "..", "Formula", "exopower.rb")
 // build from source with the version stamped in, the completions, the man
 // pages, a service that runs exopower serve as root, and a test block.
 func TestFormulaText(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(formulaPath)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ puts "test passed"
 // syntax, the service it declares, and its test block run against an
 // exopower stamped with the formula's version, as brew test would.
 func TestFormulaRuns(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("ruby"); err != nil {
 		t.Skip("no ruby to check the formula with")
 	}

@@ -58,6 +58,7 @@ func svgTexts(t *testing.T, path string) string {
 }
 
 func TestPlotOfARecordingAndOfItsSamplesShowTheReportsEnergy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := filepath.Join("..", "..", "testdata", "fake-ultra-compact.plist")
 	samples := filepath.Join(dir, "w.ndjson")
@@ -96,6 +97,7 @@ func energyInTitle(t *testing.T, summaryJSON string) string {
 }
 
 func TestPlotWritesAPNGOfTheSizeAsked(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "p.png")
 	exopower(t, "plot", "--width", "640", "--height", "320", filepath.Join("..", "..", "testdata", "fake-m1-compact.plist"), "-o", out)
 	f, err := os.Open(out)

@@ -79,6 +79,7 @@ func copyFile(t *testing.T, from, to string) {
 // Not root, and sudoers lets the user run powermetrics without a
 // password: exopower runs it through sudo -n, and the command as the user.
 func TestNotRootUsesSudoWithoutAPrompt(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code, dir := asNobody(t, nil, "run", "--", "id", "-u")
 	if code != 0 || strings.TrimSpace(stdout) != "65534" {
 		t.Fatalf("status %d, stdout %q, stderr:\n%s", code, stdout, stderr)
@@ -92,6 +93,7 @@ func TestNotRootUsesSudoWithoutAPrompt(t *testing.T) {
 // Not root, and sudo would want a password: an error before the command
 // starts, with both ways out.
 func TestNotRootWithoutSudoFailsBeforeTheCommand(t *testing.T) {
+	t.Parallel()
 	_, stderr, code, dir := asNobody(t, []string{"FAKE_SUDO_DENY=1"}, "run", "--", "touch", "ran")
 	if code != 125 {
 		t.Errorf("status %d, want 125", code)

@@ -30,6 +30,7 @@ func releaseScript(t *testing.T, out string, args ...string) (stdout, stderr str
 }
 
 func TestReleaseScriptStampsTheTagAndWritesChecksums(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds exopower")
 	}
@@ -85,6 +86,7 @@ func TestReleaseScriptStampsTheTagAndWritesChecksums(t *testing.T) {
 }
 
 func TestReleaseScriptRefusesWhatIsNoTag(t *testing.T) {
+	t.Parallel()
 	for _, tag := range []string{"1.2.3", "v1.2", "latest", "v1.2.3 extra"} {
 		out := t.TempDir()
 		_, stderr, err := releaseScript(t, out, strings.Fields(tag)...)

@@ -17,6 +17,7 @@ import (
 // counts it, and says in its warnings, text and JSON alike, that the Mac
 // may have slept.
 func TestReportWarnsOfAWindowFarLongerThanTheOthers(t *testing.T) {
+	t.Parallel()
 	var b []byte
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for i := range 10 {

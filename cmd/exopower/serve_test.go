@@ -223,6 +223,7 @@ func runJSONKeys(t *testing.T) []string {
 // open, the energy so far; its fields are run --json's and a span's own.
 // The status's counters are the exact energy of the windows covered.
 func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
+	t.Parallel()
 	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	prof, _ := fakepm.ParseProfile(stepped)
 	var o struct {
@@ -388,6 +389,7 @@ func (sc *scraper) finish() {
 // answers, the time without windows is not covered, and a span across it
 // says so.
 func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
+	t.Parallel()
 	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	s.waitStatus(t, "5 windows", func(st statusJSON) bool { return st.Samples >= 5 })
 	var o struct {
@@ -457,6 +459,7 @@ func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 // A port in use is refused with exopower's status and a hint, before
 // powermetrics starts.
 func TestServeRefusesAPortInUse(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -485,6 +488,7 @@ func TestServeRefusesAPortInUse(t *testing.T) {
 // loopback; a client without the password gets 401, one with it 200, and
 // may open spans from anywhere.
 func TestServeWithPasswords(t *testing.T) {
+	t.Parallel()
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -527,6 +531,7 @@ func TestServeWithPasswords(t *testing.T) {
 // Clients that send their headers slowly are cut off by the server's
 // timeouts, and sampling goes on meanwhile: a span across them is whole.
 func TestServeCutsOffSlowClients(t *testing.T) {
+	t.Parallel()
 	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	var o struct {
 		URL string `json:"url"`

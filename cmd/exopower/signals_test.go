@@ -78,6 +78,7 @@ func exitCode(t *testing.T, err error) int {
 // group (the shell's child included); the summary is printed and
 // powermetrics stopped.
 func TestSignalsGoToTheCommand(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			// sh runs sleep in the foreground, so that a non-interactive
@@ -103,6 +104,7 @@ func TestSignalsGoToTheCommand(t *testing.T) {
 // Ctrl-C, the summary of what was measured is printed, and the status is
 // the killed command's.
 func TestASecondInterruptStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "run", "--", "sh", "-c", "trap '' INT; touch started; while :; do sleep 1; done")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -135,6 +137,7 @@ func assertGone(t *testing.T, pidfile string) {
 // same. On Linux the parent-death signal ends it at once; on macOS it dies
 // of SIGPIPE at its next write, since nothing else holds its pipe.
 func TestPowermetricsDiesWithAKilledExopower(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "run", "-i", "50ms", "--", "sh", "-c", "echo $$ > cmd.pid; touch started; exec sleep 30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -184,6 +187,7 @@ func zombie(t *testing.T, pidfile string) bool {
 // so no window after the start comes, the covering one included: without the interrupt exopower would wait out its
 // deadline (an hour's interval here) and say nothing of one.
 func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
+	t.Parallel()
 	cmd, dir := exopowerCmd(t, "run", "-i", "1h", "--", "sh", "-c", "echo $$ > cmd.pid; exit 3")
 	cmd.Env = append(cmd.Env, "FAKEPM_MODE=stall-after=1")
 	// The first sample comes at the end of the first window: ask for it.

@@ -57,6 +57,7 @@ func stdinStreams(in *os.File, out io.Writer, errs *bytes.Buffer) *streams {
 // is, and leaves it blocking, or the next program to read it fails with
 // EAGAIN.
 func TestWatchFromStdinLeavesItsFlagsAlone(t *testing.T) {
+	t.Parallel()
 	r, w := blockingPipe(t)
 	before := fileFlags(t, r)
 	pm := exec.Command("fake-powermetrics", "-f", "plist", "-i", "50", "-n", "40")
@@ -81,6 +82,7 @@ func TestWatchFromStdinLeavesItsFlagsAlone(t *testing.T) {
 // Stdin stays blocking, yet a signal still ends watch --from - while it
 // waits for a document that does not come.
 func TestWatchFromStdinEndsOnASignalWhileStdinIsSilent(t *testing.T) {
+	t.Parallel()
 	r, w := blockingPipe(t)
 	doc := fakepm.Document{Elapsed: 50 * time.Millisecond, Timestamp: time.Unix(1_800_000_000, 0), Energy: fakepm.Watts{0.2, 0.05, 0.01},
 		Layout: fakepm.Layouts["m1"], Samplers: map[string]bool{"cpu_power": true, "gpu_power": true}}
