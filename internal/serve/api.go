@@ -86,15 +86,23 @@ type opened struct {
 	URL       string `json:"url"`
 }
 
-func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+// reserve takes a place among the MaxOpenSpans for a span being opened,
+// or answers 429 and reports false.
+func (s *Server) reserve(w http.ResponseWriter) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.spans)+s.pending >= MaxOpenSpans {
-		s.mu.Unlock()
 		tooMany(w)
-		return
+		return false
 	}
 	s.pending++
-	s.mu.Unlock()
+	return true
+}
+
+func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	if !s.reserve(w) {
+		return
+	}
 	// Begin asks powermetrics for a sample and waits for it, so that a
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)

@@ -21,14 +21,9 @@ const streamBuffer = 64
 // each comes, until the client goes. It holds a span open meanwhile, and
 // counts against MaxOpenSpans.
 func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	if len(s.spans)+s.pending >= MaxOpenSpans {
-		s.mu.Unlock()
-		tooMany(w)
+	if !s.reserve(w) {
 		return
 	}
-	s.pending++
-	s.mu.Unlock()
 	lines := make(chan output.SampleLine, streamBuffer)
 	sp := s.meter.Begin(r.Context(), func(win sampler.Window, tot sampler.Totals) {
 		l := output.NewSampleLine(win, tot)
