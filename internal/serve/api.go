@@ -90,13 +90,16 @@ type opened struct {
 // or answers 429 and reports false.
 func (s *Server) reserve(w http.ResponseWriter) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.spans)+s.pending >= MaxOpenSpans {
-		tooMany(w)
-		return false
+	full := len(s.spans)+s.pending >= MaxOpenSpans
+	if !full {
+		s.pending++
 	}
-	s.pending++
-	return true
+	s.mu.Unlock()
+	if full {
+		// Answered without the lock: a slow client holds no one else up.
+		tooMany(w)
+	}
+	return !full
 }
 
 func (s *Server) open(w http.ResponseWriter, r *http.Request) {
