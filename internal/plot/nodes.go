@@ -61,7 +61,8 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 		pl.Add(l)
 		pl.Legend.Add(s.Name, l)
 	}
-	l, err := plotter.NewLine(stepXYs(Total(n.Series)))
+	total := Total(n.Series)
+	l, err := plotter.NewLine(stepXYs(total))
 	if err != nil {
 		return fmt.Errorf("%s: %w", TotalName, err)
 	}
@@ -69,7 +70,12 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	l.Width = vg.Points(2)
 	pl.Add(l)
 	pl.Legend.Add(TotalName, l)
-	pl.Y.Min = 0
+	// Room above the total for the legend.
+	peak := 0.0
+	for _, s := range total {
+		peak = max(peak, s.Watts)
+	}
+	pl.Y.Min, pl.Y.Max = 0, max(1, peak*1.15)
 	return writeChart(w, f, size, pl)
 }
 
