@@ -34,14 +34,27 @@ func newPlotCmd(s *streams) *cobra.Command {
 	var o plotOptions
 	c := &cobra.Command{
 		Use:   "plot [flags] INPUT -o FILE.svg|FILE.png",
-		Short: "Draw the power of a recording or a samples file over time",
-		Long: `Draw the power of each component (total, CPU, GPU, ANE) over time, from a
-recorded powermetrics -f plist stream or from the windows that --samples wrote
-(CSV or NDJSON); - reads stdin. The measured span is shaded, and its energy and
-average power are written in the title. The picture's format comes from the
-name given to -o: .svg or .png.`,
+		Short: "Draw a recording, a samples file, a bench or a watch over several Macs",
+		Long: `Draw what exopower measured; - reads stdin. The picture's format comes from
+the name given to -o: .svg or .png. INPUT is one of:
+
+  a recorded powermetrics -f plist stream, or the windows that --samples wrote
+  (CSV or NDJSON): the power of each component (total, CPU, GPU, ANE) over
+  time, the measured span shaded, its energy and average power in the title;
+
+  a bench's JSON (bench --json, --export-json): each run's energy as a point
+  over a box per command, the idle baseline's energy over the command's mean
+  duration as a band (± its uncertainty) when there is a baseline, and the
+  command with the least energy and the comparison in the title;
+
+  the lines of watch --node --json: a line per node's power over time, on this
+  Mac's clock, and their total.
+
+A summary (run --json, run --node --json) has no time series and is refused.`,
 		Example: `  exopower plot trace.plist -o trace.svg
-  exopower plot --width 1600 --height 600 windows.csv -o windows.png`,
+  exopower plot --width 1600 --height 600 windows.csv -o windows.png
+  exopower bench --export-json b.json 'gzip -k big' 'zstd -k big' && exopower plot b.json -o b.svg
+  exopower watch --json -d 1m --node http://mac1:10241 --node http://mac2:10241 > w.ndjson && exopower plot w.ndjson -o w.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.input = args[0]
