@@ -122,11 +122,18 @@ func chartOf(r io.Reader, title string) (chart, error) {
 			return nil, fmt.Errorf("a bench's JSON: %w", err)
 		}
 		b := benchChart(title, &rep)
+		if !slices.ContainsFunc(b.Commands, func(c plot.BenchCommand) bool { return len(c.Energies) > 0 }) {
+			return nil, fail(errors.New("a bench without a run: nothing to plot"), "plot a bench that made at least one run")
+		}
 		return func(w io.Writer, f plot.Format, size plot.Size) error { return plot.WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
 		n, err := readNodeLines(r, title)
 		if err != nil {
 			return nil, err
+		}
+		if len(n.Series) == 0 {
+			return nil, fail(errors.New("watch --node --json lines without a node's window: nothing to plot"),
+				"plot a watch that ran for at least one window of a node (-n, -d)")
 		}
 		return func(w io.Writer, f plot.Format, size plot.Size) error { return plot.WriteNodes(w, f, size, n) }, nil
 	case "summary":

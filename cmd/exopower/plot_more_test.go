@@ -84,6 +84,10 @@ func TestPlotRefusesWhatHasNoTimeSeries(t *testing.T) {
 			`exopower: error: in: line 1: its time "yesterday" is not RFC 3339`}},
 		{"a watch line of an unknown type", sample + "\n" + strings.Replace(sample, `"sample"`, `"window"`, 1), []string{
 			`exopower: error: in: line 2: a line of type "window", not one of watch --node --json`}},
+		{"a bench without a run", `{"type":"bench","complete":false,"baseline":null,"results":[{"command":"x","runs":[]}]}`, []string{
+			"exopower: error: in: a bench without a run: nothing to plot", "exopower: hint: plot a bench that made at least one run"}},
+		{"a watch without a window", `{"type":"total","time":"2026-01-02T03:04:05Z"}`, []string{
+			"exopower: error: in: watch --node --json lines without a node's window: nothing to plot"}},
 		{"a bench that does not decode", `{"type":"bench","results":7}`, []string{
 			"exopower: error: in: a bench's JSON: json: cannot unmarshal number into Go struct field Report.results of type []bench.Result"}},
 	} {
