@@ -89,6 +89,11 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 	if err != nil {
 		return err
 	}
+	return writeChart(w, f, size, pl)
+}
+
+// writeChart draws pl as format f, size big, to w.
+func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
 	width := vg.Length(size.Width) * vg.Inch / dpi
 	height := vg.Length(size.Height) * vg.Inch / dpi
 	var c vg.CanvasWriterTo
@@ -101,7 +106,7 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 		return fmt.Errorf("unknown plot format %q", f)
 	}
 	pl.Draw(draw.New(c))
-	_, err = c.WriteTo(w)
+	_, err := c.WriteTo(w)
 	return err
 }
 

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/plot"
+)
+
+// The lines of watch --node --json over two serves: a line per node and
+// their total, on one chart, and as a PNG that decodes.
+func TestPlotOfAWatchOverNodes(t *testing.T) {
+	t.Parallel() // each waits on its nodes in real time, not on the CPU
+	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
+	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "watch.ndjson")
+	if err := os.WriteFile(in, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(dir, "w.svg")
+	exopower(t, "plot", in, "-o", svg)
+	texts := strings.Split(svgTexts(t, svg), "\n")
+	for _, want := range []string{"ten", "twenty", "total", "exopower plot: " + in} {
+		if !containsLine(texts, want) {
+			t.Errorf("no text %q in %q", want, texts)
+		}
+	}
+	if !strings.Contains(strings.Join(texts, "\n"), "watch: 2 nodes, ") {
+		t.Errorf("the title does not give the summary: %q", texts)
+	}
+	pngPath := filepath.Join(dir, "w.png")
+	exopower(t, "plot", in, "-o", pngPath)
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("%s does not decode as PNG: %v", pngPath, err)
+	}
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// What has no time series, or is not what plot takes, is refused with
+// what to plot instead, and no picture is written.
+func TestPlotRefusesWhatHasNoTimeSeries(t *testing.T) {
+	t.Parallel()
+	one := &output.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{}}
+	nodeRun, err := json.Marshal(&output.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{},
+		Nodes: []output.NodeSummary{{Summary: one, Node: "a", URL: "http://a:9101"}, {Summary: one, Node: "b", URL: "local"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := `{"schema_version":1,"type":"sample","time":"2026-01-02T03:04:05Z","window_seconds":0.1,"power_watts":{"total":1,"cpu":1,"gpu":0,"ane":0},"energy_joules":{"total":0.1,"cpu":0.1,"gpu":0,"ane":0},"thermal_pressure":"Nominal","node":"a"}`
+	for _, tc := range []struct {
+		name, input string
+		want        []string
+	}{
+		{"a run over several nodes", string(nodeRun), []string{
+			"exopower: error: in: a summary of several nodes (run --node --json) has no time series to plot",
+			"exopower: hint: plot what exopower watch --node --json writes over the same time, or each Mac's own exopower run --samples FILE"}},
+		{"a watch line with a time that is not one", strings.Replace(sample, "2026-01-02T03:04:05Z", "yesterday", 1), []string{
+			`exopower: error: in: line 1: its time "yesterday" is not RFC 3339`}},
+		{"a watch line of an unknown type", sample + "\n" + strings.Replace(sample, `"sample"`, `"window"`, 1), []string{
+			`exopower: error: in: line 2: a line of type "window", not one of watch --node --json`}},
+		{"a bench without a run", `{"type":"bench","complete":false,"baseline":null,"results":[{"command":"x","runs":[]}]}`, []string{
+			"exopower: error: in: a bench without a run: nothing to plot", "exopower: hint: plot a bench that made at least one run"}},
+		{"a watch without a window", `{"type":"total","time":"2026-01-02T03:04:05Z"}`, []string{
+			"exopower: error: in: watch --node --json lines without a node's window: nothing to plot"}},
+		{"a bench that does not decode", `{"type":"bench","results":7}`, []string{
+			"exopower: error: in: a bench's JSON: json: cannot unmarshal number into Go struct field Report.results of type []bench.Result"}},
+	} {
+		dir := t.TempDir()
+		in, pic := filepath.Join(dir, "in"), filepath.Join(dir, "p.svg")
+		if err := os.WriteFile(in, []byte(tc.input), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"plot", in, "-o", pic},
+			&streams{Out: &stdout, Err: &stderr, Getenv: func(string) string { return "" }})
+		got := strings.ReplaceAll(stderr.String(), in, "in")
+		for _, w := range tc.want {
+			if !strings.Contains(got, w+"\n") {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, got, w)
+			}
+		}
+		if code != 125 {
+			t.Errorf("%s: exit status %d, want 125", tc.name, code)
+		}
+		if _, err := os.Stat(pic); err == nil {
+			t.Errorf("%s: a picture was written", tc.name)
+		}
+	}
+}
+
+// A node's windows that abut in its lines abut on the chart: in Unix
+// seconds as a float64 their edges would part by a fraction of a
+// microsecond, and the total would drop to the other node's power there.
+func TestANodesWindowsThatAbutStayJoined(t *testing.T) {
+	var lines strings.Builder
+	ends := []string{"2026-12-03T10:58:41.135084074Z", "2026-12-03T10:58:41.236645448Z", "2026-12-03T10:58:41.33426548Z",
+		"2026-12-03T10:58:41.450671157Z", "2026-12-03T10:58:41.578214533Z"}
+	windows := []string{"0.091623672", "0.101561374", "0.097620032", "0.116405677", "0.127543376"}
+	for i, end := range ends {
+		for _, node := range []string{"ten", "twenty"} {
+			fmt.Fprintf(&lines, `{"schema_version":1,"type":"sample","time":%q,"window_seconds":%s,"power_watts":{"total":10},"node":%q}`+"\n",
+				end, windows[i], node)
+		}
+	}
+	n, err := readNodeLines(strings.NewReader(lines.String()), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range n.Series {
+		for i := 1; i < len(s.Windows); i++ {
+			if s.Windows[i].Start != s.Windows[i-1].End {
+				t.Errorf("%s: window %d starts at %.12f s, the one before ends at %.12f s", s.Name, i, s.Windows[i].Start, s.Windows[i-1].End)
+			}
+		}
+	}
+	if total := plot.Total(n.Series); len(total) != 1 || total[0].Watts != 20 {
+		t.Errorf("the total is %v, want one step of 20 W", total)
+	}
+}

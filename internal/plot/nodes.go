@@ -1,0 +1,122 @@
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Nodes is the power of several Macs over the same time.
+type Nodes struct {
+	Title  string
+	Series []NodeSeries
+}
+
+// NodeSeries is one node's windows, in time order, none overlapping
+// another.
+type NodeSeries struct {
+	Name    string
+	Windows []Step
+}
+
+// Step is a window's average power, in watts, over [Start, End], in
+// seconds from a time common to every node.
+type Step struct{ Start, End, Watts float64 }
+
+// TotalName names the sum of the nodes in the legend.
+const TotalName = "total"
+
+// WriteNodes draws n as format f, size big, to w: a step line per node
+// and their sum.
+func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
+	if !slices.ContainsFunc(n.Series, func(s NodeSeries) bool { return len(s.Windows) > 0 }) {
+		return errors.New("no window to plot")
+	}
+	if err := size.Check(); err != nil {
+		return err
+	}
+	pl := plot.New()
+	pl.Title.Text = n.Title
+	pl.X.Label.Text = "time from the first window's start (s)"
+	pl.Y.Label.Text = "power (W)"
+	pl.Legend.Top = true
+	pl.Add(plotter.NewGrid())
+	for i, s := range n.Series {
+		if len(s.Windows) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(stepXYs(s.Windows))
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		pl.Add(l)
+		pl.Legend.Add(s.Name, l)
+	}
+	total := Total(n.Series)
+	l, err := plotter.NewLine(stepXYs(total))
+	if err != nil {
+		return fmt.Errorf("%s: %w", TotalName, err)
+	}
+	l.Color = color.Black
+	l.Width = vg.Points(2)
+	pl.Add(l)
+	pl.Legend.Add(TotalName, l)
+	// Room above the total for the legend.
+	peak := 0.0
+	for _, s := range total {
+		peak = max(peak, s.Watts)
+	}
+	pl.Y.Min, pl.Y.Max = 0, max(1, peak*1.15)
+	return writeChart(w, f, size, pl)
+}
+
+func stepXYs(steps []Step) plotter.XYs {
+	xys := make(plotter.XYs, 0, 2*len(steps))
+	for _, s := range steps {
+		xys = append(xys, plotter.XY{X: s.Start, Y: s.Watts}, plotter.XY{X: s.End, Y: s.Watts})
+	}
+	return xys
+}
+
+// Total is the nodes' power summed at each moment: a step between each
+// two edges of any node's windows. A node adds nothing where no window of
+// its covers: before its first, after its last, in a gap.
+func Total(series []NodeSeries) []Step {
+	var edges []float64
+	for _, s := range series {
+		for _, w := range s.Windows {
+			edges = append(edges, w.Start, w.End)
+		}
+	}
+	slices.Sort(edges)
+	edges = slices.Compact(edges)
+	next := make([]int, len(series))
+	var total []Step
+	for k := 1; k < len(edges); k++ {
+		a, b := edges[k-1], edges[k]
+		mid, sum := (a+b)/2, 0.0
+		for i, s := range series {
+			for next[i] < len(s.Windows) && s.Windows[next[i]].End <= mid {
+				next[i]++
+			}
+			if next[i] < len(s.Windows) && s.Windows[next[i]].Start <= mid {
+				sum += s.Windows[next[i]].Watts
+			}
+		}
+		if n := len(total); n > 0 && total[n-1].End == a && total[n-1].Watts == sum {
+			total[n-1].End = b
+			continue
+		}
+		total = append(total, Step{Start: a, End: b, Watts: sum})
+	}
+	return total
+}
