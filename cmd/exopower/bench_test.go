@@ -99,7 +99,14 @@ func TestBenchBaselineOfAConstantPower(t *testing.T) {
 	t.Parallel()
 	rep := benchJSON(t, "0=3,1,0.5", "-r", "2", "--baseline", "1s", "sleep 0.2")
 	b := rep.Baseline
-	within(t, "idle power", float64(b.PowerWatts), 4.5, 0.1)
+	// Each window's energy is whole millijoules, three components each
+	// rounded by up to 0.5 mJ. The idle power weighs each window's power
+	// by its length, so it is the windows' energy over their time: off by
+	// at most 1.5 mJ a window over the time of the spans (short windows
+	// at the edges, where samples were asked for, included).
+	n := float64(b.Before.Windows + b.After.Windows)
+	secs := float64(b.Before.DurationSeconds + b.After.DurationSeconds)
+	within(t, "idle power", float64(b.PowerWatts), 4.5, 100*0.0015*n/secs/4.5)
 	bound := 0.0015 / 0.086 / math.Sqrt(float64(b.Before.Windows+b.After.Windows-2))
 	if se := float64(*b.StandardErrorWatts); se > bound {
 		t.Errorf("standard error %v W of a constant power, more than the rounding's %v W", se, bound)

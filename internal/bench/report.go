@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/output"
@@ -101,12 +102,28 @@ func (b *Baseline) Drifted() (string, bool) {
 // errorWatts is the idle power's standard error, 0 when unknown.
 func (b *Baseline) errorWatts() float64 { return val(b.StandardErrorWatts) }
 
+// weighted is the idle power, the windows' powers weighed by their
+// length within the span, and its standard error. The error is read from
+// the windows of at least half the median length only: a window cut
+// short, as where a span's edge asked for a sample, has its power from a
+// few whole millijoules, whose rounding would read as noise of the Mac.
+// (Its energy, exact to the millijoule, still counts in the mean.)
 func weighted(ws []Window) (float64, float64) {
 	v, w := make([]float64, len(ws)), make([]float64, len(ws))
+	lengths := make([]float64, len(ws))
 	for i, x := range ws {
-		v[i], w[i] = x.Watts, x.Seconds
+		v[i], w[i], lengths[i] = x.Watts, x.Seconds, x.Seconds
 	}
-	return WeightedMean(v, w)
+	mean, _ := WeightedMean(v, w)
+	slices.Sort(lengths)
+	var fv, fw []float64
+	for i, x := range ws {
+		if len(lengths) > 0 && x.Seconds >= lengths[(len(lengths)-1)/2]/2 {
+			fv, fw = append(fv, v[i]), append(fw, w[i])
+		}
+	}
+	_, se := WeightedMean(fv, fw)
+	return mean, se
 }
 
 // num is x for JSON; nil (null) for NaN.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
@@ -129,5 +130,23 @@ func TestDiffer(t *testing.T) {
 				t.Errorf("Differ = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A window cut short at a span's edge counts in the idle power, but its
+// power, a few whole millijoules over a few ms, is no measure of the
+// Mac's noise: the standard error comes from the full windows.
+func TestAShortWindowCountsInTheIdlePowerButNotInItsError(t *testing.T) {
+	ws := make([]Window, 0, 11)
+	for range 10 {
+		ws = append(ws, Window{Seconds: 0.1, Watts: 4.5})
+	}
+	ws = append(ws, Window{Seconds: 0.002, Watts: 5.25}) // 10.5 mJ, rounded up from 9
+	idle := NewIdle(time.Unix(0, 0), time.Second, ws)
+	if want := (4.5*1 + 5.25*0.002) / 1.002; math.Abs(float64(idle.PowerWatts)-want) > 1e-12 {
+		t.Errorf("idle power %v W, want %v W", idle.PowerWatts, want)
+	}
+	if idle.StandardErrorWatts == nil || *idle.StandardErrorWatts != 0 {
+		t.Errorf("standard error %v, want 0: the full windows agree", idle.StandardErrorWatts)
 	}
 }
