@@ -146,7 +146,7 @@ func TestAShortWindowCountsInTheIdlePowerButNotInItsError(t *testing.T) {
 	if want := (4.5*1 + 5.25*0.002) / 1.002; math.Abs(float64(idle.PowerWatts)-want) > 1e-12 {
 		t.Errorf("idle power %v W, want %v W", idle.PowerWatts, want)
 	}
-	if idle.StandardErrorWatts == nil || *idle.StandardErrorWatts != 0 {
-		t.Errorf("standard error %v, want 0: the full windows agree", idle.StandardErrorWatts)
+	if se := idle.StandardErrorWatts; se == nil || math.Abs(float64(*se)) > 1e-12 {
+		t.Errorf("standard error %v, want 0: the full windows agree", val(se))
 	}
 }
