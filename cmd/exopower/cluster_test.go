@@ -327,3 +327,33 @@ func TestRunOverNodesWithOneUnreachable(t *testing.T) {
 		t.Errorf("summary %s: %v", out, err)
 	}
 }
+
+// A second Ctrl-C wants out at once, but every node's span is still
+// closed: none is left open on a node for a day.
+func TestRunOverNodesInterruptedTwiceClosesTheSpans(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, "a", "0=10,0,0")
+	cmd, dir := exopowerCmd(t, "run", "--node", n.url, "--", "sh", "-c", "trap '' INT; touch started; while :; do sleep 1; done")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(stderr)
+	waitFile(t, filepath.Join(dir, "started"))
+	cmd.Process.Signal(syscall.SIGINT)
+	await(t, out, "again to stop at once")
+	cmd.Process.Signal(syscall.SIGINT)
+	awaitSummary(t, out)
+	if code := exitCode(t, cmd.Wait()); code != 137 {
+		t.Errorf("status %d, want the killed command's 137", code)
+	}
+	// The node closes the span once the request has come: exopower has
+	// sent it before it exits, so it comes at once here.
+	deadline := time.Now().Add(time.Minute)
+	for nodeStatus(t, n).OpenSpans != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the node's span is still open a minute after exopower exited")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

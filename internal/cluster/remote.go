@@ -88,6 +88,15 @@ func (r *Remote) poll() {
 func (r *Remote) End(ctx context.Context, at time.Time) output.NodeSummary {
 	close(r.stop)
 	<-r.stopped
+	if ctx.Err() != nil {
+		// The user wants out now (a second Ctrl-C): the span must still
+		// be closed on the node, or it stays open there for a day, so
+		// the request goes, with a second to arrive and no wait for the
+		// window (the node closes the span when its client goes).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.interval+EndSlack)
 	defer cancel()
 	rd, _, err := r.c.End(ctx, r.opened.ID)
