@@ -19,7 +19,14 @@ func startMeasuring(ctx context.Context, path string, interval time.Duration, re
 	if err != nil {
 		return nil, err
 	}
-	return sampler.Start(p, sampler.Config{Interval: interval}), nil
+	meter := sampler.Start(p, sampler.Config{Interval: interval})
+	// The first sample is on the ledger before anything else asks: a span
+	// begun now waits for the sample it asks for, not for that one.
+	if err := meter.Ready(ctx); err != nil {
+		meter.Stop()
+		return nil, err
+	}
+	return meter, nil
 }
 
 // endMeasuring ends the span at end, stops the stream and returns what was

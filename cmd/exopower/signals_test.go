@@ -183,13 +183,14 @@ func zombie(t *testing.T, pidfile string) bool {
 // Ctrl-C after the command has ended, while exopower waits for the window
 // that covers the end, cuts the wait short: the summary of what was
 // measured comes at once, says why coverage is short, and the status is
-// still the command's. The fake stops writing after its first document,
-// so no window after the start comes, the covering one included: without the interrupt exopower would wait out its
+// still the command's. The fake stops writing after its second document
+// (the first sample, then the one asked for at the start), so no window
+// after the start comes, the covering one included: without the interrupt exopower would wait out its
 // deadline (an hour's interval here) and say nothing of one.
 func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
 	t.Parallel()
 	cmd, dir := exopowerCmd(t, "run", "-i", "1h", "--", "sh", "-c", "echo $$ > cmd.pid; exit 3")
-	cmd.Env = append(cmd.Env, "FAKEPM_MODE=stall-after=1")
+	cmd.Env = append(cmd.Env, "FAKEPM_MODE=stall-after=2")
 	// The first sample comes at the end of the first window: ask for it.
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
