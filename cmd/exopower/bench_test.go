@@ -32,6 +32,14 @@ func benchJSON(t *testing.T, profile string, args ...string) *bench.Report {
 	return &rep
 }
 
+// halfHigh is high for the first half of every second, low for the
+// other; toSecond, as a --prepare, waits for the next whole second, so
+// that each run starts with the high half.
+const (
+	halfHigh = "period=1 0=12,4,1 0.5=1,0.4,0.1"
+	toSecond = `n=$(date +%s%N); sleep $(printf '0.%09d' $((1000000000 - n % 1000000000)))`
+)
+
 func spanOf(t *testing.T, startedAt string, seconds float64) (time.Time, time.Time) {
 	t.Helper()
 	start, err := time.Parse(time.RFC3339Nano, startedAt)
@@ -56,13 +64,11 @@ func within(t *testing.T, what string, got, want, percent float64) {
 // profile's exact integral over the spans exopower reports.
 func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
 	t.Parallel()
-	const profile = "period=1 0=12,4,1 0.5=1,0.4,0.1"
-	prof, err := fakepm.ParseProfile(profile)
+	prof, err := fakepm.ParseProfile(halfHigh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	toSecond := `n=$(date +%s%N); sleep $(printf '0.%09d' $((1000000000 - n % 1000000000)))`
-	rep := benchJSON(t, profile, "-r", "3", "--baseline", "1s", "-p", toSecond, "sleep 0.3")
+	rep := benchJSON(t, halfHigh, "-r", "3", "--baseline", "1s", "-p", toSecond, "sleep 0.3")
 	if rep.Type != "bench" || rep.SchemaVersion != 1 || !rep.Complete || rep.Baseline == nil || rep.Baseline.After == nil {
 		t.Fatalf("report %+v", rep)
 	}
@@ -214,13 +220,11 @@ func readFile(t *testing.T, path string) string {
 // units, and the summary says so.
 func TestBenchEnergyPerUnitFromTheOutput(t *testing.T) {
 	t.Parallel()
-	const profile = "period=1 0=12,4,1 0.5=1,0.4,0.1"
-	prof, err := fakepm.ParseProfile(profile)
+	prof, err := fakepm.ParseProfile(halfHigh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	toSecond := `n=$(date +%s%N); sleep $(printf '0.%09d' $((1000000000 - n % 1000000000)))`
-	rep := benchJSON(t, profile, "-r", "3", "--baseline", "0", "-p", toSecond, "--units-from", `generated ([0-9]+) tokens`, "--unit", "token",
+	rep := benchJSON(t, halfHigh, "-r", "3", "--baseline", "0", "-p", toSecond, "--units-from", `generated ([0-9]+) tokens`, "--unit", "token",
 		"echo loading; sleep 0.3; echo generated 512 tokens", `[ -e once ] && echo generated 100 tokens; touch once`)
 	if rep.Unit == nil || *rep.Unit != "token" || len(rep.Results) != 2 {
 		t.Fatalf("report %+v", rep)

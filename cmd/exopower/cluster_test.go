@@ -193,12 +193,7 @@ func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
 // the summary at the end is the cluster's, with a row per node.
 func TestWatchOverNodes(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
-	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
-	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes, out := watchTwoNodes(t)
 	ls := strings.Split(strings.TrimSpace(string(out)), "\n")
 	latest := map[string]output.SampleLine{}
 	samples := 0
@@ -356,4 +351,17 @@ func TestRunOverNodesInterruptedTwiceClosesTheSpans(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// watchTwoNodes runs watch --node --json -n 3 over two serves of 10 W and
+// 20 W, and returns them and what it wrote.
+func watchTwoNodes(t *testing.T) ([]*node, []byte) {
+	t.Helper()
+	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
+	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes, out
 }

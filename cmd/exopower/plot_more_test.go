@@ -19,12 +19,7 @@ import (
 // their total, on one chart, and as a PNG that decodes.
 func TestPlotOfAWatchOverNodes(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
-	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
-	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, out := watchTwoNodes(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "watch.ndjson")
 	if err := os.WriteFile(in, out, 0o644); err != nil {
