@@ -19,7 +19,7 @@ func startMeasuring(ctx context.Context, path string, interval time.Duration, re
 	if err != nil {
 		return nil, err
 	}
-	meter := sampler.Start(p, sampler.Config{Interval: interval})
+	meter := sampler.Start(p, sampler.Config{Source: "powermetrics", Interval: interval})
 	// The first sample is on the ledger before anything else asks: a span
 	// begun now waits for the sample it asks for, not for that one.
 	if err := meter.Ready(ctx); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/plot"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -356,8 +357,8 @@ func powerOf(title string, rows []output.SampleRow) plot.Power {
 	return p
 }
 
-func valuesOf(c output.Components) powermetrics.Values {
-	return powermetrics.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
+func valuesOf(c output.Components) power.Values {
+	return power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
 }
 
 // writePlot writes the plot of rows to path, as the user who ran sudo

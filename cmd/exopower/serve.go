@@ -85,7 +85,7 @@ func runServe(ctx context.Context, s *streams, o *serveOptions) error {
 		return err
 	}
 	sup := powermetrics.Supervise(p, opts)
-	meter := sampler.Start(sup, sampler.Config{Interval: o.interval, Grace: serveGrace})
+	meter := sampler.Start(sup, sampler.Config{Source: "powermetrics", Interval: o.interval, Grace: serveGrace})
 	defer meter.Stop()
 	srv := serve.New(meter, sup, cfg)
 	hs := &http.Server{

@@ -199,7 +199,7 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Interval: o.interval, FromPipe: true})
+	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Source: "powermetrics", Interval: o.interval, FromPipe: true})
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
 		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err), notLiveHint(o.from, err))

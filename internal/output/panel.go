@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -101,7 +101,7 @@ func clearLines(s string) string {
 // panel is the live readout of exopower watch.
 type panel struct {
 	source  Source
-	now     powermetrics.Values // the last window's power
+	now     power.Values // the last window's power
 	thermal string
 	totals  sampler.Totals
 	// history holds the windows of the last minute, relative to the start
@@ -154,7 +154,7 @@ func (p *panel) render(width, height int, st *Styles) string {
 func (p *panel) lines(width int, st *Styles) []panelLine {
 	// As many whole columns as fit: a value cut in half misleads.
 	cols := min(4, max(1, (width-8)/11))
-	avg := powermetrics.Values{}
+	avg := power.Values{}
 	if p.totals.Elapsed > 0 {
 		avg = p.totals.Energy.Scale(1 / p.totals.Elapsed.Seconds())
 	}
@@ -198,7 +198,7 @@ func header(cols int) string {
 
 // row is a row of the table: its label and the first cols values of v,
 // written with f.
-func row(label string, v powermetrics.Values, f func(float64) string, cols int) string {
+func row(label string, v power.Values, f func(float64) string, cols int) string {
 	line := fmt.Sprintf("%-8s", label)
 	for _, x := range []float64{v.Total, v.CPU, v.GPU, v.ANE}[:cols] {
 		line += fmt.Sprintf(" %10s", f(x))

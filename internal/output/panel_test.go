@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -45,14 +45,14 @@ func squareWave(n int) ([]sampler.Window, []sampler.Totals) {
 		tot  sampler.Totals
 	)
 	for i := 0; i < n; i++ {
-		p := powermetrics.Values{CPU: 4, GPU: 1, ANE: 0.5, Total: 5.5}
+		p := power.Values{CPU: 4, GPU: 1, ANE: 0.5, Total: 5.5}
 		if i%10 >= 7 {
-			p = powermetrics.Values{CPU: 22, GPU: 9, ANE: 2, Total: 33}
+			p = power.Values{CPU: 22, GPU: 9, ANE: 2, Total: 33}
 		}
 		w := sampler.Window{Start: testOrigin.Add(time.Duration(i) * time.Second), End: testOrigin.Add(time.Duration(i+1) * time.Second),
 			Power: p, Index: i, ThermalPressure: "Nominal"}
 		tot.Elapsed += time.Second
-		tot.Energy = powermetrics.Values{CPU: tot.Energy.CPU + p.CPU, GPU: tot.Energy.GPU + p.GPU, ANE: tot.Energy.ANE + p.ANE, Total: tot.Energy.Total + p.Total}
+		tot.Energy = power.Values{CPU: tot.Energy.CPU + p.CPU, GPU: tot.Energy.GPU + p.GPU, ANE: tot.Energy.ANE + p.ANE, Total: tot.Energy.Total + p.Total}
 		tot.Peak = tot.Peak.Max(p)
 		tot.Samples++
 		wins, tots = append(wins, w), append(tots, tot)

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -85,7 +85,7 @@ func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 	defer l.mu.Unlock()
 	start, end := res.Start, res.Start.Add(res.Duration)
 	var rows []SampleRow
-	var before powermetrics.Values // the span's energy at the end of the row before
+	var before power.Values // the span's energy at the end of the row before
 	prevEnd, prevIndex := start, -1
 	for i, w := range l.windows {
 		if !w.Start.Before(end) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -17,15 +18,15 @@ var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
 
-func watts(total float64) powermetrics.Values {
-	return powermetrics.Values{CPU: total * 0.75, GPU: total * 0.25, Total: total}
+func watts(total float64) power.Values {
+	return power.Values{CPU: total * 0.75, GPU: total * 0.25, Total: total}
 }
 
 // logOf keeps windows as a span would be handed them: each with the span's
 // energy from t0 to the window's end, for steady power in each window.
 func logOf(ws ...sampler.Window) *WindowLog {
 	var l WindowLog
-	var e powermetrics.Values
+	var e power.Values
 	for _, w := range ws {
 		from := max(0, w.Start.Sub(t0).Seconds())
 		e = e.Add(w.Power.Scale(w.End.Sub(t0).Seconds() - from))
@@ -110,7 +111,7 @@ func TestRowsOfARecordingAreOrderedUnclippedAndSumToItsEnergy(t *testing.T) {
 	if len(rows) != res.Samples || len(rows) < 2 {
 		t.Fatalf("got %d rows of %d samples", len(rows), res.Samples)
 	}
-	var sum powermetrics.Values
+	var sum power.Values
 	for i, r := range rows {
 		if r.ClippedStart || r.ClippedEnd {
 			t.Errorf("row %d is clipped; a recording's span is its windows", i)
@@ -118,7 +119,7 @@ func TestRowsOfARecordingAreOrderedUnclippedAndSumToItsEnergy(t *testing.T) {
 		if i > 0 && r.StartSeconds < rows[i-1].EndSeconds {
 			t.Errorf("row %d starts at %v, before the row ahead ends (%v)", i, r.StartSeconds, rows[i-1].EndSeconds)
 		}
-		sum = sum.Add(powermetrics.Values{CPU: float64(r.EnergyJoules.CPU), GPU: float64(r.EnergyJoules.GPU),
+		sum = sum.Add(power.Values{CPU: float64(r.EnergyJoules.CPU), GPU: float64(r.EnergyJoules.GPU),
 			ANE: float64(r.EnergyJoules.ANE), Total: float64(r.EnergyJoules.Total)})
 	}
 	for name, p := range map[string][2]float64{"cpu": {sum.CPU, res.Energy.CPU}, "gpu": {sum.GPU, res.Energy.GPU},

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -49,10 +49,10 @@ func TestNewSinkRefusesAFormatItDoesNotKnow(t *testing.T) {
 func testWindow() (sampler.Window, sampler.Totals) {
 	end := time.Date(2026, 3, 1, 12, 0, 1, 500_000_000, time.UTC)
 	w := sampler.Window{Start: end.Add(-250 * time.Millisecond), End: end, Index: 6, ThermalPressure: "Moderate",
-		Power: powermetrics.Values{CPU: 12.3456, GPU: 0.5, ANE: 0, Total: 12.8456}}
+		Power: power.Values{CPU: 12.3456, GPU: 0.5, ANE: 0, Total: 12.8456}}
 	tot := sampler.Totals{Elapsed: 1500 * time.Millisecond, Samples: 6,
-		Energy: powermetrics.Values{CPU: 15.25, GPU: 0.75, ANE: 0.001, Total: 16.001},
-		Peak:   powermetrics.Values{CPU: 20, GPU: 1, ANE: 0.001, Total: 21}}
+		Energy: power.Values{CPU: 15.25, GPU: 0.75, ANE: 0.001, Total: 16.001},
+		Peak:   power.Values{CPU: 20, GPU: 1, ANE: 0.001, Total: 21}}
 	return w, tot
 }
 
@@ -155,11 +155,11 @@ func TestLinesAreWhatTheirFormatSays(t *testing.T) {
 	end := time.Date(2026, 3, 1, 12, 0, 7, 891234567, time.UTC)
 	for i, v := range values {
 		got.Reset()
-		w := sampler.Window{End: end, Power: powermetrics.Values{Total: v, CPU: v / 3, GPU: v * 7, ANE: -v}}
+		w := sampler.Window{End: end, Power: power.Values{Total: v, CPU: v / 3, GPU: v * 7, ANE: -v}}
 		if i%2 == 0 {
 			w.ThermalPressure = "Nominal"
 		}
-		tot := sampler.Totals{Energy: powermetrics.Values{Total: v * 100}}
+		tot := sampler.Totals{Energy: power.Values{Total: v * 100}}
 		if err := sink.Window(w, tot); err != nil {
 			t.Fatal(err)
 		}

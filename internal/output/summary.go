@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -105,7 +105,7 @@ type Components struct {
 }
 
 // NewComponents takes the components of v, in v's unit.
-func NewComponents(v powermetrics.Values) Components {
+func NewComponents(v power.Values) Components {
 	return Components{Total: Num(v.Total), CPU: Num(v.CPU), GPU: Num(v.GPU), ANE: Num(v.ANE)}
 }
 

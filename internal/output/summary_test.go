@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -108,9 +108,9 @@ func testResult() sampler.Result {
 	return sampler.Result{
 		Start:    time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		Duration: 2500 * time.Millisecond,
-		Energy:   powermetrics.Values{CPU: 10, GPU: 2, ANE: 0.5, Total: 12.5},
-		Average:  powermetrics.Values{CPU: 4, GPU: 0.8, ANE: 0.2, Total: 5},
-		Peak:     powermetrics.Values{CPU: 6, GPU: 1.5, ANE: 0.3, Total: 7.8},
+		Energy:   power.Values{CPU: 10, GPU: 2, ANE: 0.5, Total: 12.5},
+		Average:  power.Values{CPU: 4, GPU: 0.8, ANE: 0.2, Total: 5},
+		Peak:     power.Values{CPU: 6, GPU: 1.5, ANE: 0.3, Total: 7.8},
 		Samples:  25, Coverage: 0.9987, HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Format is the kind of picture written.
@@ -46,7 +46,7 @@ func FormatOf(path string) (Format, error) {
 // the span's start (t = 0).
 type Window struct {
 	Start, End float64
-	Power      powermetrics.Values
+	Power      power.Values
 }
 
 // Power is the power of a span over time.
@@ -57,7 +57,7 @@ type Power struct {
 	// SpanEnd is the span's length in seconds: it runs from 0 to SpanEnd.
 	SpanEnd float64
 	// Energy is the span's, in joules, per component; Average in watts.
-	Energy, Average powermetrics.Values
+	Energy, Average power.Values
 }
 
 // Size is a picture's size in pixels (of an SVG: at 96 per inch).

@@ -8,21 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // three windows, the first reaching before the span, with a gap before
 // the last.
-var power = Power{
+var aRun = Power{
 	Title: "exopower run -- make",
 	Windows: []Window{
-		{Start: -0.05, End: 0.05, Power: powermetrics.Values{CPU: 3, GPU: 1, ANE: 0.5, Total: 4.5}},
-		{Start: 0.05, End: 0.15, Power: powermetrics.Values{CPU: 6, GPU: 4, ANE: 0, Total: 10}},
-		{Start: 0.2, End: 0.3, Power: powermetrics.Values{CPU: 2, GPU: 1, ANE: 1, Total: 4}},
+		{Start: -0.05, End: 0.05, Power: power.Values{CPU: 3, GPU: 1, ANE: 0.5, Total: 4.5}},
+		{Start: 0.05, End: 0.15, Power: power.Values{CPU: 6, GPU: 4, ANE: 0, Total: 10}},
+		{Start: 0.2, End: 0.3, Power: power.Values{CPU: 2, GPU: 1, ANE: 1, Total: 4}},
 	},
 	SpanEnd: 0.25,
-	Energy:  powermetrics.Values{Total: 1.5},
-	Average: powermetrics.Values{Total: 6},
+	Energy:  power.Values{Total: 1.5},
+	Average: power.Values{Total: 6},
 }
 
 // svgOf parses an SVG: the text it shows, and the points of each path.
@@ -66,7 +66,7 @@ func svgOf(t *testing.T, b []byte) (texts []string, paths []int) {
 
 func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WritePower(&buf, SVG, Size{Width: 800, Height: 400}, power); err != nil {
+	if err := WritePower(&buf, SVG, Size{Width: 800, Height: 400}, aRun); err != nil {
 		t.Fatal(err)
 	}
 	texts, paths := svgOf(t, buf.Bytes())
@@ -86,19 +86,19 @@ func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
 	// A series holds two points a window; nothing else on the chart does.
 	series := 0
 	for _, n := range paths {
-		if n == 2*len(power.Windows) {
+		if n == 2*len(aRun.Windows) {
 			series++
 		}
 	}
 	if series != len(Components) {
-		t.Errorf("%d paths of %d points, want one per component (%d)", series, 2*len(power.Windows), len(Components))
+		t.Errorf("%d paths of %d points, want one per component (%d)", series, 2*len(aRun.Windows), len(Components))
 	}
 }
 
 func TestAPNGDecodesAtTheSizeAsked(t *testing.T) {
 	for _, size := range []Size{{Width: 800, Height: 400}, {Width: 1001, Height: 333}} {
 		var buf bytes.Buffer
-		if err := WritePower(&buf, PNG, size, power); err != nil {
+		if err := WritePower(&buf, PNG, size, aRun); err != nil {
 			t.Fatal(err)
 		}
 		img, err := png.Decode(&buf)
@@ -119,7 +119,7 @@ func TestWhatCannotBePlottedIsRefused(t *testing.T) {
 		want string
 	}{
 		{"no window", Size{800, 400}, Power{Title: "empty"}, "no window to plot"},
-		{"too small", Size{10, 400}, power, "a plot of 10x400 pixels: each side takes 100 to 20000"},
+		{"too small", Size{10, 400}, aRun, "a plot of 10x400 pixels: each side takes 100 to 20000"},
 	} {
 		err := WritePower(io.Discard, SVG, tc.size, tc.p)
 		if err == nil || err.Error() != tc.want {

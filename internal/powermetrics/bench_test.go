@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkParse(b *testing.B) {
 		doc := docs[name]
 		for _, how := range []struct {
 			name  string
-			parse func([]byte) (powermetrics.Sample, error)
+			parse func([]byte) (power.Sample, error)
 		}{{"fast", powermetrics.Parse}, {"full", powermetrics.ParseFull}} {
 			b.Run(fmt.Sprintf("%s/%s", name, how.name), func(b *testing.B) {
 				b.SetBytes(int64(len(doc)))

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"howett.net/plist"
+
+	"github.com/exopower/exopower/internal/power"
 )
 
 // MaxDocumentSize is the largest document the Decoder accepts, in bytes,
@@ -71,17 +73,17 @@ func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
 // (ErrTruncated) is one that another document follows before its
 // </plist>, or that the stream ends in; after the last, Next returns
 // io.EOF.
-func (d *Decoder) Next() (Sample, error) {
+func (d *Decoder) Next() (power.Sample, error) {
 	for d.fatal == nil {
 		doc, err := d.nextDocument()
 		switch {
 		case err != nil:
-			return Sample{}, err
+			return power.Sample{}, err
 		case doc != nil:
 			i := d.index - 1 // take has counted it
 			s, err := Parse(doc)
 			if err != nil {
-				return Sample{}, &DocumentError{Index: i, Err: err}
+				return power.Sample{}, &DocumentError{Index: i, Err: err}
 			}
 			s.Index, s.Arrival = i, d.arrival
 			return s, nil
@@ -91,7 +93,7 @@ func (d *Decoder) Next() (Sample, error) {
 			d.fill()
 		}
 	}
-	return Sample{}, d.fatal
+	return power.Sample{}, d.fatal
 }
 
 // nextDocument returns the next whole document in the buffer, or the
@@ -294,7 +296,7 @@ type processor struct {
 // zero for the caller to fill in. A document in the shape powermetrics
 // writes takes the fast path (fast.go); any other goes through the full
 // plist decoder, which yields the same values, only slower.
-func Parse(doc []byte) (Sample, error) {
+func Parse(doc []byte) (power.Sample, error) {
 	var d document
 	if !fastParse(doc, &d) {
 		return ParseFull(doc)
@@ -304,10 +306,10 @@ func Parse(doc []byte) (Sample, error) {
 
 // ParseFull decodes one document with the full plist decoder, building
 // all of it: the reference the fast path is held to.
-func ParseFull(doc []byte) (Sample, error) {
+func ParseFull(doc []byte) (power.Sample, error) {
 	var d document
 	if err := unmarshal(doc, &d); err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
 	return d.sample()
 }
@@ -335,12 +337,12 @@ func unmarshal(doc []byte, d *document) (err error) {
 	return nil
 }
 
-func (d *document) sample() (Sample, error) {
+func (d *document) sample() (power.Sample, error) {
 	window, err := d.window()
 	if err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
-	s := Sample{
+	s := power.Sample{
 		Window:          window,
 		HWModel:         d.HWModel,
 		OSBuild:         d.KernOSVersion,
@@ -352,7 +354,7 @@ func (d *document) sample() (Sample, error) {
 		p = &processor{}
 	}
 	if p.CPUPower == nil && p.CPUEnergy == nil && (p.PackageWatts != nil || p.PackageJoules != nil) {
-		return Sample{}, ErrIntel
+		return power.Sample{}, ErrIntel
 	}
 	gpuEnergy := p.GPUEnergy
 	if p.GPUPower == nil && gpuEnergy == nil && d.GPU != nil {
@@ -361,21 +363,20 @@ func (d *document) sample() (Sample, error) {
 		gpuEnergy = d.GPU.GPUEnergy
 	}
 	if s.Power.CPU, s.Energy.CPU, s.Has.CPU, err = component("cpu", p.CPUPower, p.CPUEnergy, window); err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
 	if s.Power.GPU, s.Energy.GPU, s.Has.GPU, err = component("gpu", p.GPUPower, gpuEnergy, window); err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
 	if s.Power.ANE, s.Energy.ANE, s.Has.ANE, err = component("ane", p.ANEPower, p.ANEEnergy, window); err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
 	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
-		return Sample{}, ErrNoPowerData
+		return power.Sample{}, ErrNoPowerData
 	}
-	s.Power.Total = s.Power.CPU + s.Power.GPU + s.Power.ANE
-	s.Energy.Total = s.Energy.CPU + s.Energy.GPU + s.Energy.ANE
+	s.Power, s.Energy = s.Power.Summed(), s.Energy.Summed()
 	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower); err != nil {
-		return Sample{}, err
+		return power.Sample{}, err
 	}
 	return s, nil
 }
@@ -435,7 +436,7 @@ func component(name string, power, energy *number, window time.Duration) (watts,
 // has it, and reports whether it disagrees with the sum of v's components.
 // The total is that sum, what users add up from the components shown:
 // combined_power only checks it.
-func combinedPower(v Values, combined *number) (watts float64, disagrees bool, err error) {
+func combinedPower(v power.Values, combined *number) (watts float64, disagrees bool, err error) {
 	if combined == nil {
 		return 0, false, nil
 	}

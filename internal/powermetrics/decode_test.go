@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -47,10 +48,10 @@ func clock() func() time.Time {
 
 // decodeAll reads a stream to its end, returning the samples and the
 // per-document errors in order.
-func decodeAll(t *testing.T, r io.Reader) ([]powermetrics.Sample, []error) {
+func decodeAll(t *testing.T, r io.Reader) ([]power.Sample, []error) {
 	t.Helper()
 	d := powermetrics.NewDecoder(r, clock())
-	var samples []powermetrics.Sample
+	var samples []power.Sample
 	var errs []error
 	for {
 		s, err := d.Next()
@@ -99,13 +100,13 @@ func TestDecodeValuesAreTheDocumentsOwn(t *testing.T) {
 		if s.Index != i || s.Window != w.elapsed {
 			t.Errorf("sample %d: Index %d, Window %v; want %d, %v", i, s.Index, s.Window, i, w.elapsed)
 		}
-		wantE := powermetrics.Values{w.cpu, w.gpu, w.ane, w.cpu + w.gpu + w.ane}
+		wantE := power.Values{CPU: w.cpu, GPU: w.gpu, ANE: w.ane, Total: w.cpu + w.gpu + w.ane}
 		if !near(s.Energy.CPU, wantE.CPU, 1e-12) || !near(s.Energy.GPU, wantE.GPU, 1e-12) ||
 			!near(s.Energy.ANE, wantE.ANE, 1e-12) || !near(s.Energy.Total, wantE.Total, 1e-12) {
 			t.Errorf("sample %d: Energy %+v J, want %+v J", i, s.Energy, wantE)
 		}
 		secs := w.elapsed.Seconds()
-		wantP := powermetrics.Values{w.cpu / secs, w.gpu / secs, w.ane / secs, (w.cpu + w.gpu + w.ane) / secs}
+		wantP := power.Values{CPU: w.cpu / secs, GPU: w.gpu / secs, ANE: w.ane / secs, Total: (w.cpu + w.gpu + w.ane) / secs}
 		// Powers are written with six significant digits.
 		if !near(s.Power.CPU, wantP.CPU, 1e-5) || !near(s.Power.GPU, wantP.GPU, 1e-5) ||
 			!near(s.Power.ANE, wantP.ANE, 1e-5) || !near(s.Power.Total, wantP.Total, 1e-5) {
@@ -353,8 +354,8 @@ func TestDecodeRealCaptures(t *testing.T) {
 			t.Fatalf("%d samples, %v", len(samples), errs)
 		}
 		s := samples[0]
-		want := powermetrics.Sample{Window: 2019178750, HWModel: "MacBookPro17,1", OSBuild: "22E252", ThermalPressure: "Nominal",
-			Power: powermetrics.Values{0.0440773, 0.0153528, 0, 0.0594301}, Energy: powermetrics.Values{0.089, 0.031, 0, 0.120}}
+		want := power.Sample{Window: 2019178750, HWModel: "MacBookPro17,1", OSBuild: "22E252", ThermalPressure: "Nominal",
+			Power: power.Values{CPU: 0.0440773, GPU: 0.0153528, ANE: 0, Total: 0.0594301}, Energy: power.Values{CPU: 0.089, GPU: 0.031, ANE: 0, Total: 0.120}}
 		checkSample(t, s, want)
 	})
 	t.Run("M2 Ultra, macOS 14.4.1, repeated keys in the gpu dict", func(t *testing.T) {
@@ -362,8 +363,8 @@ func TestDecodeRealCaptures(t *testing.T) {
 		if len(samples) != 1 || len(errs) != 0 {
 			t.Fatalf("%d samples, %v", len(samples), errs)
 		}
-		want := powermetrics.Sample{Window: 1023721416, HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
-			Power: powermetrics.Values{0.835188, 70.9246, 0, 71.7598}, Energy: powermetrics.Values{0.855, 72.607, 0, 73.462}}
+		want := power.Sample{Window: 1023721416, HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
+			Power: power.Values{CPU: 0.835188, GPU: 70.9246, ANE: 0, Total: 71.7598}, Energy: power.Values{CPU: 0.855, GPU: 72.607, ANE: 0, Total: 73.462}}
 		checkSample(t, samples[0], want)
 	})
 	t.Run("M4 Pro, macOS 15.5, gpu_power only", func(t *testing.T) {
@@ -421,7 +422,7 @@ func TestDecodeEveryCapture(t *testing.T) {
 	}
 }
 
-func checkSample(t *testing.T, s, want powermetrics.Sample) {
+func checkSample(t *testing.T, s, want power.Sample) {
 	t.Helper()
 	if s.Window != want.Window || s.HWModel != want.HWModel || s.OSBuild != want.OSBuild || s.ThermalPressure != want.ThermalPressure {
 		t.Errorf("window %v, source %q %q %q; want %v, %q %q %q", s.Window, s.HWModel, s.OSBuild, s.ThermalPressure,

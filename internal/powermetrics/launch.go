@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
 
 // LaunchOptions says how to launch powermetrics for a measurement.
@@ -64,7 +66,7 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		return nil, err
 	}
 	type first struct {
-		s   Sample
+		s   power.Sample
 		err error
 	}
 	got := make(chan first, 1)
@@ -84,7 +86,7 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 	select {
 	case f = <-got:
 	case <-timer.C:
-		f.err = &NoSampleError{Waited: opts.ReadyTimeout}
+		f.err = &power.NoSampleError{Source: "powermetrics", Waited: opts.ReadyTimeout}
 	case <-ctx.Done():
 		f.err = ctx.Err()
 	}
@@ -93,7 +95,7 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		return p, nil
 	}
 	exit := p.Stop()
-	if f.err == ctx.Err() || errors.As(f.err, new(*NoSampleError)) {
+	if f.err == ctx.Err() || errors.As(f.err, new(*power.NoSampleError)) {
 		<-got // Stop closed the pipe, which ends the read
 	}
 	switch {
@@ -103,17 +105,10 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		return nil, exit
 	case f.err == io.EOF:
 		return nil, errEndedEarly
-	case EndsStream(f.err) && !errors.As(f.err, new(*NoSampleError)):
+	case EndsStream(f.err) && !errors.As(f.err, new(*power.NoSampleError)):
 		return nil, fmt.Errorf("%w: %w", errEndedEarly, f.err)
 	}
 	return nil, f.err
-}
-
-// NoSampleError says powermetrics produced no sample in time.
-type NoSampleError struct{ Waited time.Duration }
-
-func (e *NoSampleError) Error() string {
-	return fmt.Sprintf("powermetrics produced no sample in %v", e.Waited.Round(time.Millisecond))
 }
 
 var errEndedEarly = errors.New("powermetrics ended before its first sample")

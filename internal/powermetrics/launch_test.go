@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -168,7 +169,7 @@ func TestLaunchReturnsTheSampleItWaitedForFirst(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
-		if s.Index != i || s.HWModel != "MacBookPro17,1" || s.Window <= 0 || s.Has != (powermetrics.Reported{CPU: true, GPU: true, ANE: true}) {
+		if s.Index != i || s.HWModel != "MacBookPro17,1" || s.Window <= 0 || s.Has != (power.Reported{CPU: true, GPU: true, ANE: true}) {
 			t.Errorf("sample %d: index %d, model %q, window %v, has %+v", i, s.Index, s.HWModel, s.Window, s.Has)
 		}
 	}
@@ -305,7 +306,7 @@ func TestLaunchEndsASilentPowermetrics(t *testing.T) {
 			Options:      powermetrics.Options{Path: fakeBinary(t), Interval: 20 * time.Millisecond},
 			ReadyTimeout: ready,
 		})
-		var ns *powermetrics.NoSampleError
+		var ns *power.NoSampleError
 		if !errors.As(err, &ns) || ns.Waited != ready {
 			t.Fatalf("Launch = %v, want a *NoSampleError after %v", err, ready)
 		}

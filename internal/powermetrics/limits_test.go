@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
 
 // limitsBase returns a document as powermetrics writes it, and where a
@@ -146,7 +148,7 @@ func FuzzLimits(f *testing.F) {
 
 // limitsOutcome names what Next returned: a sample with the values of
 // want, or which error.
-func limitsOutcome(s Sample, err error, want Sample) string {
+func limitsOutcome(s power.Sample, err error, want power.Sample) string {
 	var de *DocumentError
 	switch {
 	case err == io.EOF:

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
 
 // DefaultPath is where macOS keeps powermetrics.
@@ -64,7 +66,7 @@ type Process struct {
 	path     string
 	prefixed bool
 	dec      *Decoder
-	first    *Sample // the sample Launch waited for, which Next returns first
+	first    *power.Sample // the sample Launch waited for, which Next returns first
 	out      *os.File
 	stderr   tail
 	cancel   context.CancelFunc
@@ -124,7 +126,7 @@ func Start(opts Options) (*Process, error) {
 
 // Next returns the next sample, as Decoder.Next does. At the end of the
 // stream it closes the pipe. Only one goroutine may call it.
-func (p *Process) Next() (Sample, error) {
+func (p *Process) Next() (power.Sample, error) {
 	if s := p.first; s != nil {
 		p.first = nil
 		return *s, nil

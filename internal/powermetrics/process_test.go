@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -149,7 +150,7 @@ func TestRequestSampleBringsASampleAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := make(chan powermetrics.Sample)
+	samples := make(chan power.Sample)
 	go func() {
 		defer close(samples)
 		for {
@@ -172,7 +173,7 @@ func TestRequestSampleBringsASampleAtOnce(t *testing.T) {
 	deadline := time.After(30 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	var first powermetrics.Sample
+	var first power.Sample
 asking:
 	for {
 		if err := p.RequestSample(); err != nil {

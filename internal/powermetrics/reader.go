@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Reader is a stream that exopower did not start: a pipe from a
@@ -33,7 +35,7 @@ func NewRecording(r io.Reader) *Reader {
 }
 
 // Next returns the next sample, as Decoder.Next does.
-func (r *Reader) Next() (Sample, error) {
+func (r *Reader) Next() (power.Sample, error) {
 	s, err := r.dec.Next()
 	if err == nil && r.recorded {
 		if r.end.IsZero() {

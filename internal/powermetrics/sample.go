@@ -12,85 +12,9 @@ package powermetrics
 import (
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
-
-// Values holds one number per component of the SoC. Its unit is given by
-// the field that holds it (watts for Sample.Power, joules for
-// Sample.Energy).
-type Values struct {
-	CPU, GPU, ANE float64
-	// Total is CPU + GPU + ANE, the sum of the components shown.
-	// powermetrics's own combined_power is Sample.CombinedPower.
-	Total float64
-}
-
-// Scale returns every component multiplied by k.
-func (v Values) Scale(k float64) Values {
-	return Values{v.CPU * k, v.GPU * k, v.ANE * k, v.Total * k}
-}
-
-// Add returns the component-wise sum.
-func (v Values) Add(w Values) Values {
-	return Values{v.CPU + w.CPU, v.GPU + w.GPU, v.ANE + w.ANE, v.Total + w.Total}
-}
-
-// Sub returns the component-wise difference v - w.
-func (v Values) Sub(w Values) Values {
-	return Values{v.CPU - w.CPU, v.GPU - w.GPU, v.ANE - w.ANE, v.Total - w.Total}
-}
-
-// Max returns the component-wise maximum.
-func (v Values) Max(w Values) Values {
-	return Values{max(v.CPU, w.CPU), max(v.GPU, w.GPU), max(v.ANE, w.ANE), max(v.Total, w.Total)}
-}
-
-// Reported says which parts of the SoC a document reported.
-type Reported struct {
-	CPU, GPU, ANE bool
-}
-
-// Or returns the components that either reported.
-func (c Reported) Or(d Reported) Reported {
-	return Reported{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE}
-}
-
-// Sample is one decoded powermetrics document: the averages over one
-// sample window.
-type Sample struct {
-	// Index is the document's position in the stream, from 0.
-	Index int
-	// Arrival is when the document's closing tag was read, on the
-	// monotonic clock the Decoder was given. The window it describes is
-	// [Arrival - Window, Arrival], less the delay of the pipe.
-	Arrival time.Time
-	// Window is the length of the sample window (elapsed_ns).
-	Window time.Duration
-	// Power is the average power over the window, in watts.
-	Power Values
-	// Energy is the energy of the window, in joules: the *_energy keys
-	// (whole millijoules) where the document has them, else Power x
-	// Window.
-	Energy Values
-	// Has says which components the document reported; the others are 0.
-	Has Reported
-	// ThermalPressure is Nominal, Light, Moderate, Heavy or Critical, or
-	// empty when the thermal sampler did not run.
-	ThermalPressure string
-	// HWModel is the machine's model identifier, such as Mac14,14.
-	HWModel string
-	// OSBuild is the macOS build, such as 24F74 (kern_osversion).
-	OSBuild string
-	// Timestamp is the document's own date, with whole seconds only.
-	Timestamp time.Time
-	// CombinedPower is the document's combined_power in watts, or 0 where
-	// it has none. powermetrics writes it as CPU + GPU + ANE rounded to
-	// six digits; Power.Total is that sum from the components themselves.
-	CombinedPower float64
-	// CombinedDisagrees reports that CombinedPower differs from
-	// CPU + GPU + ANE by more than the rounding of the numbers written.
-	CombinedDisagrees bool
-}
 
 // Errors a document can be refused with, wrapped in a *DocumentError.
 var (
@@ -119,11 +43,7 @@ var (
 // stream: anything but a refused document or a break (a powermetrics
 // started again), and a document too large to find the end of. After a
 // refused document or a break the stream goes on.
-func EndsStream(err error) bool {
-	var de *DocumentError
-	var be *BreakError
-	return err != nil && (!errors.As(err, &de) || errors.Is(err, ErrTooLarge)) && !errors.As(err, &be)
-}
+func EndsStream(err error) bool { return power.EndsStream(err) }
 
 // DocumentError says which document of a stream was refused and why.
 type DocumentError struct {
@@ -133,3 +53,35 @@ type DocumentError struct {
 
 func (e *DocumentError) Error() string { return fmt.Sprintf("document %d: %v", e.Index, e.Err) }
 func (e *DocumentError) Unwrap() error { return e.Err }
+
+// Reason names why the document was refused, in a word, for counting.
+func (e *DocumentError) Reason() string {
+	for _, r := range []struct {
+		err  error
+		name string
+	}{
+		{ErrTruncated, "truncated"},
+		{ErrTooLarge, "too_large"},
+		{ErrImplausible, "implausible"},
+		{ErrNoPowerData, "no_power_data"},
+		{ErrMalformed, "malformed"},
+	} {
+		if errors.Is(e.Err, r.err) {
+			return r.name
+		}
+	}
+	return "other"
+}
+
+// Ends says that the stream cannot go on: a document too large to find
+// the end of.
+func (e *DocumentError) Ends() bool { return errors.Is(e.Err, ErrTooLarge) }
+
+// Unmeasurable says that the document has no power data, or is an Intel
+// Mac's: a stream that starts so has nothing exopower can measure.
+func (e *DocumentError) Unmeasurable() bool {
+	return errors.Is(e.Err, ErrNoPowerData) || errors.Is(e.Err, ErrIntel)
+}
+
+// Cut says that the document was cut short before its </plist>.
+func (e *DocumentError) Cut() bool { return errors.Is(e.Err, ErrTruncated) }

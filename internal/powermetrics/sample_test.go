@@ -1,12 +1,14 @@
 package powermetrics_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -39,28 +41,28 @@ func TestEndsStreamOnlyWhenNothingMoreCanBeRead(t *testing.T) {
 func TestValuesAddAndSubGoComponentByComponent(t *testing.T) {
 	tests := []struct {
 		name      string
-		v, w      powermetrics.Values
-		sum, diff powermetrics.Values
+		v, w      power.Values
+		sum, diff power.Values
 	}{
 		{
 			name: "zero changes nothing",
-			v:    powermetrics.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
-			sum:  powermetrics.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
-			diff: powermetrics.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
+			v:    power.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
+			sum:  power.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
+			diff: power.Values{CPU: 1.5, GPU: 2, ANE: 0.25, Total: 3.75},
 		},
 		{
 			name: "each component with its own",
-			v:    powermetrics.Values{CPU: 1, GPU: 2, ANE: 4, Total: 7},
-			w:    powermetrics.Values{CPU: 0.5, GPU: 0.25, ANE: 0.125, Total: 0.875},
-			sum:  powermetrics.Values{CPU: 1.5, GPU: 2.25, ANE: 4.125, Total: 7.875},
-			diff: powermetrics.Values{CPU: 0.5, GPU: 1.75, ANE: 3.875, Total: 6.125},
+			v:    power.Values{CPU: 1, GPU: 2, ANE: 4, Total: 7},
+			w:    power.Values{CPU: 0.5, GPU: 0.25, ANE: 0.125, Total: 0.875},
+			sum:  power.Values{CPU: 1.5, GPU: 2.25, ANE: 4.125, Total: 7.875},
+			diff: power.Values{CPU: 0.5, GPU: 1.75, ANE: 3.875, Total: 6.125},
 		},
 		{
 			name: "a larger w gives a negative difference",
-			v:    powermetrics.Values{CPU: 1, Total: 1},
-			w:    powermetrics.Values{CPU: 3, GPU: 1, Total: 4},
-			sum:  powermetrics.Values{CPU: 4, GPU: 1, Total: 5},
-			diff: powermetrics.Values{CPU: -2, GPU: -1, Total: -3},
+			v:    power.Values{CPU: 1, Total: 1},
+			w:    power.Values{CPU: 3, GPU: 1, Total: 4},
+			sum:  power.Values{CPU: 4, GPU: 1, Total: 5},
+			diff: power.Values{CPU: -2, GPU: -1, Total: -3},
 		},
 	}
 	for _, tt := range tests {
@@ -84,13 +86,13 @@ func TestValuesAddAndSubGoComponentByComponent(t *testing.T) {
 func TestComponentsOrHasWhatEitherReported(t *testing.T) {
 	tests := []struct {
 		name string
-		c, d powermetrics.Reported
-		want powermetrics.Reported
+		c, d power.Reported
+		want power.Reported
 	}{
-		{"nothing and nothing is nothing", powermetrics.Reported{}, powermetrics.Reported{}, powermetrics.Reported{}},
-		{"the CPU and the GPU are both", powermetrics.Reported{CPU: true}, powermetrics.Reported{GPU: true}, powermetrics.Reported{CPU: true, GPU: true}},
-		{"one that has all has all", powermetrics.Reported{CPU: true, GPU: true, ANE: true}, powermetrics.Reported{}, powermetrics.Reported{CPU: true, GPU: true, ANE: true}},
-		{"the ANE on both is the ANE", powermetrics.Reported{ANE: true}, powermetrics.Reported{ANE: true}, powermetrics.Reported{ANE: true}},
+		{"nothing and nothing is nothing", power.Reported{}, power.Reported{}, power.Reported{}},
+		{"the CPU and the GPU are both", power.Reported{CPU: true}, power.Reported{GPU: true}, power.Reported{CPU: true, GPU: true}},
+		{"one that has all has all", power.Reported{CPU: true, GPU: true, ANE: true}, power.Reported{}, power.Reported{CPU: true, GPU: true, ANE: true}},
+		{"the ANE on both is the ANE", power.Reported{ANE: true}, power.Reported{ANE: true}, power.Reported{ANE: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,16 +107,16 @@ func TestComponentsOrHasWhatEitherReported(t *testing.T) {
 }
 
 func TestValuesScaleAndMaxGoComponentByComponent(t *testing.T) {
-	v := powermetrics.Values{CPU: 2, GPU: 0.5, ANE: 0, Total: 2.5}
+	v := power.Values{CPU: 2, GPU: 0.5, ANE: 0, Total: 2.5}
 	tests := []struct {
 		name string
-		got  powermetrics.Values
-		want powermetrics.Values
+		got  power.Values
+		want power.Values
 	}{
-		{"watts times 4 s are joules", v.Scale(4), powermetrics.Values{CPU: 8, GPU: 2, ANE: 0, Total: 10}},
-		{"scaling by 0 leaves nothing", v.Scale(0), powermetrics.Values{}},
-		{"the maximum takes each component's larger", v.Max(powermetrics.Values{CPU: 1, GPU: 3, ANE: 0.25, Total: 4.25}),
-			powermetrics.Values{CPU: 2, GPU: 3, ANE: 0.25, Total: 4.25}},
+		{"watts times 4 s are joules", v.Scale(4), power.Values{CPU: 8, GPU: 2, ANE: 0, Total: 10}},
+		{"scaling by 0 leaves nothing", v.Scale(0), power.Values{}},
+		{"the maximum takes each component's larger", v.Max(power.Values{CPU: 1, GPU: 3, ANE: 0.25, Total: 4.25}),
+			power.Values{CPU: 2, GPU: 3, ANE: 0.25, Total: 4.25}},
 		{"the maximum with itself is itself", v.Max(v), v},
 	}
 	for _, tt := range tests {
@@ -130,5 +132,31 @@ func TestCommandLineIsWhatExopowerRuns(t *testing.T) {
 	got := powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
 	if want := "sudo powermetrics -f plist -b 0 -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist"; got != want {
 		t.Errorf("CommandLine = %q, want %q", got, want)
+	}
+}
+
+func TestARefusedDocumentSaysWhatBecomesOfTheStream(t *testing.T) {
+	var _ power.Refusal = &powermetrics.DocumentError{}
+	for _, c := range []struct {
+		err                     error
+		reason                  string
+		ends, unmeasurable, cut bool
+	}{
+		{powermetrics.ErrTruncated, "truncated", false, false, true},
+		{powermetrics.ErrTooLarge, "too_large", true, false, false},
+		{powermetrics.ErrImplausible, "implausible", false, false, false},
+		{powermetrics.ErrNoPowerData, "no_power_data", false, true, false},
+		{powermetrics.ErrIntel, "other", false, true, false},
+		{powermetrics.ErrTooDeep, "malformed", false, false, false},
+		{errors.New("something else"), "other", false, false, false},
+	} {
+		de := &powermetrics.DocumentError{Index: 4, Err: fmt.Errorf("wrapped: %w", c.err)}
+		if de.Reason() != c.reason || de.Ends() != c.ends || de.Unmeasurable() != c.unmeasurable || de.Cut() != c.cut {
+			t.Errorf("%v: reason %q, ends %v, unmeasurable %v, cut %v; want %q, %v, %v, %v", c.err,
+				de.Reason(), de.Ends(), de.Unmeasurable(), de.Cut(), c.reason, c.ends, c.unmeasurable, c.cut)
+		}
+		if powermetrics.EndsStream(de) != c.ends {
+			t.Errorf("%v: EndsStream = %v, want %v", c.err, !c.ends, c.ends)
+		}
 	}
 }

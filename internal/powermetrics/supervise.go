@@ -2,25 +2,12 @@ package powermetrics
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 )
-
-// BreakError says that the stream broke off and began again: the time
-// from its last window to the first of the new stream was not measured.
-// The stream goes on after it.
-type BreakError struct {
-	// Err is how the stream before the break ended.
-	Err error
-}
-
-func (e *BreakError) Error() string {
-	return fmt.Sprintf("powermetrics stopped (%v) and was started again", e.Err)
-}
-
-func (e *BreakError) Unwrap() error { return e.Err }
 
 // Backoff bounds the waits between restarts: the first after a second,
 // each next one twice as long, up to half a minute.
@@ -36,7 +23,7 @@ const MinRequestGap = 20 * time.Millisecond
 
 // Supervisor is a powermetrics that is started again whenever it dies,
 // for as long as exopower serves: one stream with breaks in it (each a
-// *BreakError from Next) rather than a stream that ends.
+// *power.BreakError from Next) rather than a stream that ends.
 type Supervisor struct {
 	opts    LaunchOptions
 	stopped chan struct{}
@@ -60,9 +47,9 @@ func Supervise(p *Process, opts LaunchOptions) *Supervisor {
 
 // Next returns the next sample. When powermetrics ends, Next starts it
 // again, waiting between tries from one second, doubled each time, up to
-// 30 s, and returns a *BreakError once the new one gave its first sample.
+// 30 s, and returns a *power.BreakError once the new one gave its first sample.
 // After Stop it returns io.EOF.
-func (s *Supervisor) Next() (Sample, error) {
+func (s *Supervisor) Next() (power.Sample, error) {
 	s.mu.Lock()
 	cur := s.cur
 	s.mu.Unlock()
@@ -85,7 +72,7 @@ func (s *Supervisor) Next() (Sample, error) {
 	}()
 	for wait := minBackoff; ; wait = min(2*wait, maxBackoff) {
 		if !s.sleep(ctx, wait) {
-			return Sample{}, io.EOF
+			return power.Sample{}, io.EOF
 		}
 		p, err := Launch(ctx, s.opts)
 		s.mu.Lock()
@@ -95,7 +82,7 @@ func (s *Supervisor) Next() (Sample, error) {
 			if p != nil {
 				p.Stop()
 			}
-			return Sample{}, io.EOF
+			return power.Sample{}, io.EOF
 		}
 		if err != nil {
 			s.lastErr = err
@@ -105,7 +92,7 @@ func (s *Supervisor) Next() (Sample, error) {
 		s.cur, s.lastErr = p, nil
 		s.restarts++
 		s.mu.Unlock()
-		return Sample{}, &BreakError{Err: how}
+		return power.Sample{}, &power.BreakError{Source: "powermetrics", Err: how}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -27,7 +28,7 @@ func TestSupervisorStartsPowermetricsAgain(t *testing.T) {
 	var got []string
 	for len(got) < 5 {
 		smp, err := s.Next()
-		var be *powermetrics.BreakError
+		var be *power.BreakError
 		switch {
 		case errors.As(err, &be):
 			got = append(got, "break")

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // book keeps the accounts of one stream, live or recorded alike: its
@@ -24,8 +24,8 @@ type book struct {
 	pace     pace
 	ledger   ledger
 	spans    []*Span
-	first    *powermetrics.Sample
-	last     powermetrics.Sample
+	first    *power.Sample
+	last     power.Sample
 	fatal    error // the stream cannot be measured at all
 	ended    bool
 	endErr   error          // how the stream ended (io.EOF for a clean end)
@@ -45,7 +45,7 @@ type delivery struct {
 // take places a sample's window, puts it on the ledger and notes it in
 // every open span. It returns the windows to hand to watching spans; the
 // slice is reused by the next call.
-func (b *book) take(s powermetrics.Sample) []delivery {
+func (b *book) take(s power.Sample) []delivery {
 	if err := b.pace.note(s.Arrival, s.Window); err != nil && b.fatal == nil {
 		b.fatal = err
 	}
@@ -76,16 +76,16 @@ func (b *book) take(s powermetrics.Sample) []delivery {
 	return b.out
 }
 
-// refuse takes a document the decoder refused: its window is lost.
-func (b *book) refuse(de *powermetrics.DocumentError) {
+// refuse takes a reading the source refused: its window is lost.
+func (b *book) refuse(r power.Refusal) {
 	if b.first == nil {
-		if errors.Is(de, powermetrics.ErrNoPowerData) || errors.Is(de, powermetrics.ErrIntel) {
+		if r.Unmeasurable() {
 			// The stream has nothing exopower can measure: say so now
 			// rather than wait for samples that will never come.
-			b.fatal = de
+			b.fatal = r
 			return
 		}
-		if errors.Is(de, powermetrics.ErrTruncated) {
+		if r.Cut() {
 			return // the stream ended before its first sample
 		}
 	}
@@ -93,35 +93,16 @@ func (b *book) refuse(de *powermetrics.DocumentError) {
 	if b.refused == nil {
 		b.refused = map[string]int{}
 	}
-	b.refused[Reason(de)]++
+	b.refused[r.Reason()]++
 	for _, sp := range b.spans {
-		sp.lost.add(de.Error())
+		sp.lost.add(r.Error())
 	}
 }
 
-// Reason names why a document was refused, in a word, for counting.
-func Reason(err error) string {
-	for _, r := range []struct {
-		err  error
-		name string
-	}{
-		{powermetrics.ErrTruncated, "truncated"},
-		{powermetrics.ErrTooLarge, "too_large"},
-		{powermetrics.ErrImplausible, "implausible"},
-		{powermetrics.ErrNoPowerData, "no_power_data"},
-		{powermetrics.ErrMalformed, "malformed"},
-	} {
-		if errors.Is(err, r.err) {
-			return r.name
-		}
-	}
-	return "other"
-}
-
-// breakOff takes a break in the stream (powermetrics started again): the
+// breakOff takes a break in the stream (its source started again): the
 // next window is placed by its arrival, and the time until it is neither
 // bridged nor covered.
-func (b *book) breakOff(be *powermetrics.BreakError) {
+func (b *book) breakOff(be *power.BreakError) {
 	b.placer.breakChain()
 	b.ledger.live.breakOff(b.ledger.origin)
 	b.breaks++
@@ -131,19 +112,19 @@ func (b *book) breakOff(be *powermetrics.BreakError) {
 }
 
 // take or refuse one item of the stream; it reports false at the end.
-func (b *book) next(s powermetrics.Sample, err error) ([]delivery, bool) {
+func (b *book) next(s power.Sample, err error) ([]delivery, bool) {
 	if err == nil {
 		return b.take(s), true
 	}
-	var be *powermetrics.BreakError
+	var be *power.BreakError
 	if errors.As(err, &be) {
 		b.breakOff(be)
 		return nil, true
 	}
-	if !powermetrics.EndsStream(err) {
-		var de *powermetrics.DocumentError
-		errors.As(err, &de)
-		b.refuse(de)
+	if !power.EndsStream(err) {
+		var r power.Refusal
+		errors.As(err, &r)
+		b.refuse(r)
 		return nil, true
 	}
 	b.ended, b.endErr = true, err
@@ -234,7 +215,7 @@ func (b *book) endWarnings(r *Result, end, last time.Time) []string {
 }
 
 // missingComponents warns of the parts of the SoC a stream did not report.
-func missingComponents(has powermetrics.Reported) []string {
+func missingComponents(has power.Reported) []string {
 	var missing []string
 	for _, c := range []struct {
 		name string

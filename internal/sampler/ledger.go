@@ -3,7 +3,7 @@ package sampler
 import (
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/trapz"
 )
 
@@ -14,8 +14,8 @@ import (
 type tally struct {
 	acc     [4]trapz.Accumulator // CPU, GPU, ANE, total
 	covered time.Duration
-	end     time.Time           // the instant the tally reaches; zero before any window
-	last    powermetrics.Values // the power at end, which a bridge over a gap starts from
+	end     time.Time    // the instant the tally reaches; zero before any window
+	last    power.Values // the power at end, which a bridge over a gap starts from
 	// broken says the stream broke off at end and began again: there is
 	// no bridge from end to the next window, whose time is not measured.
 	broken bool
@@ -27,7 +27,7 @@ type tally struct {
 // since the last window is bridged by the trapezoid between them.
 func (t *tally) add(w Window, from, to, origin time.Time) {
 	if t.broken {
-		t.point(from.Sub(origin), powermetrics.Values{})
+		t.point(from.Sub(origin), power.Values{})
 		t.broken = false
 	}
 	t.point(from.Sub(origin), w.Power)
@@ -36,14 +36,14 @@ func (t *tally) add(w Window, from, to, origin time.Time) {
 	t.end, t.last = to, w.Power
 }
 
-func (t *tally) point(at time.Duration, p powermetrics.Values) {
+func (t *tally) point(at time.Duration, p power.Values) {
 	for i, watts := range [4]float64{p.CPU, p.GPU, p.ANE, p.Total} {
 		t.acc[i].Add(trapz.Point{At: at, Watts: watts})
 	}
 }
 
-func (t *tally) energy() powermetrics.Values {
-	return powermetrics.Values{CPU: t.acc[0].Joules(), GPU: t.acc[1].Joules(), ANE: t.acc[2].Joules(), Total: t.acc[3].Joules()}
+func (t *tally) energy() power.Values {
+	return power.Values{CPU: t.acc[0].Joules(), GPU: t.acc[1].Joules(), ANE: t.acc[2].Joules(), Total: t.acc[3].Joules()}
 }
 
 // breakOff ends the tally's line at its end: whatever comes next is not
@@ -53,8 +53,8 @@ func (t *tally) breakOff(origin time.Time) {
 	if t.end.IsZero() || t.broken {
 		return
 	}
-	t.point(t.end.Sub(origin), powermetrics.Values{})
-	t.last, t.broken = powermetrics.Values{}, true
+	t.point(t.end.Sub(origin), power.Values{})
+	t.last, t.broken = power.Values{}, true
 }
 
 // ringSize is how many recent windows the ledger keeps to answer E(t) for

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Spans open at once over one stream each read their own stretch of the
@@ -55,8 +55,8 @@ func TestWindowsAfterTheEndAreTakenBack(t *testing.T) {
 // the part of the bridge it holds and no more.
 func TestTheLedgerBridgesAGapLinearly(t *testing.T) {
 	var l ledger
-	l.add(Window{Start: at(0), End: at(100), Power: powermetrics.Values{Total: 10}})
-	l.add(Window{Start: at(200), End: at(300), Power: powermetrics.Values{Total: 30}})
+	l.add(Window{Start: at(0), End: at(100), Power: power.Values{Total: 10}})
+	l.add(Window{Start: at(200), End: at(300), Power: power.Values{Total: 30}})
 	for _, c := range []struct {
 		at   float64
 		want float64

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Recording measures a recorded stream from its first window to its last,
@@ -43,7 +43,7 @@ func RecordingWindows(src Source, onWindow func(Window, Totals)) (Result, error)
 			}
 			prev = s.Timestamp
 			windows = append(windows, indexed{s.Index, s.Window})
-		} else if sp == nil && !powermetrics.EndsStream(err) {
+		} else if sp == nil && !power.EndsStream(err) {
 			if firstLost == nil {
 				firstLost = err
 			}

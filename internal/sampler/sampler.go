@@ -20,14 +20,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
-// Source is a stream of samples; *powermetrics.Process is one.
+// Source is a stream of samples, such as a running powermetrics.
 type Source interface {
-	// Next returns the next sample, a *powermetrics.DocumentError for a
-	// refused document (the stream goes on), or another error at its end.
-	Next() (powermetrics.Sample, error)
+	// Next returns the next sample, a power.Refusal for a refused one
+	// (the stream goes on unless it Ends it), a *power.BreakError when
+	// the stream broke off and began again, or another error at its end.
+	Next() (power.Sample, error)
 	// CanRequestSample says whether RequestSample can work.
 	CanRequestSample() bool
 	// RequestSample asks for a sample now.
@@ -38,6 +39,8 @@ type Source interface {
 
 // Config tunes a Sampler.
 type Config struct {
+	// Source names the source in messages, such as powermetrics.
+	Source string
 	// Interval is the sample interval powermetrics was given.
 	Interval time.Duration
 	// Now is the monotonic clock that stamped the samples' arrivals;
@@ -74,6 +77,9 @@ type Sampler struct {
 func Start(src Source, cfg Config) *Sampler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Source == "" {
+		cfg.Source = "the source"
 	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 5*time.Second + 2*cfg.Interval
@@ -141,13 +147,16 @@ func (s *Sampler) wait(ctx context.Context, deadline time.Time, cond func() bool
 }
 
 // StreamEndedError says the stream ended before its first sample.
-type StreamEndedError struct{ Err error }
+type StreamEndedError struct {
+	Source string
+	Err    error
+}
 
 func (e *StreamEndedError) Error() string {
 	if e.Err == nil || e.Err == io.EOF {
-		return "powermetrics ended before its first sample"
+		return e.Source + " ended before its first sample"
 	}
-	return fmt.Sprintf("powermetrics ended before its first sample: %v", e.Err)
+	return fmt.Sprintf("%s ended before its first sample: %v", e.Source, e.Err)
 }
 
 func (e *StreamEndedError) Unwrap() error { return e.Err }
@@ -177,9 +186,9 @@ func (s *Sampler) Ready(ctx context.Context) error {
 	case b.first != nil:
 		return nil
 	case b.ended:
-		return &StreamEndedError{Err: b.endErr}
+		return &StreamEndedError{Source: s.cfg.Source, Err: b.endErr}
 	}
-	return &powermetrics.NoSampleError{Waited: s.cfg.ReadyTimeout}
+	return &power.NoSampleError{Source: s.cfg.Source, Waited: s.cfg.ReadyTimeout}
 }
 
 // Begin opens a span and returns it; its Start is t = 0. Where the source
@@ -208,18 +217,18 @@ type Result struct {
 	// Duration is the span's length.
 	Duration time.Duration
 	// Energy is in joules, per component.
-	Energy powermetrics.Values
+	Energy power.Values
 	// Average is Energy / Duration, in watts: the time-weighted mean.
-	Average powermetrics.Values
+	Average power.Values
 	// Peak is the highest window average, in watts.
-	Peak powermetrics.Values
+	Peak power.Values
 	// Samples is the number of windows that overlap the span.
 	Samples int
 	// Coverage is the fraction of the span covered by measured windows:
 	// 1 when all of it was measured.
 	Coverage float64
 	// Has says which components the stream reported.
-	Has powermetrics.Reported
+	Has power.Reported
 	// HWModel, OSBuild and ThermalPressure come from the stream's
 	// documents (the last thermal pressure seen).
 	HWModel, OSBuild, ThermalPressure string
@@ -262,7 +271,7 @@ func (s *Sampler) Read(sp *Span) Result {
 // StreamTotals is what a stream measured from its first window on.
 type StreamTotals struct {
 	// Energy is in joules, per component.
-	Energy powermetrics.Values
+	Energy power.Values
 	// Covered is the time that windows covered.
 	Covered time.Duration
 	// Windows counts the windows measured; Refused the documents that

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -19,44 +20,44 @@ func ms(n float64) time.Duration { return time.Duration(n * float64(time.Millise
 
 func at(n float64) time.Time { return base.Add(ms(n)) }
 
-func smp(i int, arrivalMS, windowMS, watts float64) powermetrics.Sample {
-	return powermetrics.Sample{
+func smp(i int, arrivalMS, windowMS, watts float64) power.Sample {
+	return power.Sample{
 		Index: i, Arrival: at(arrivalMS), Window: ms(windowMS),
-		Power: powermetrics.Values{CPU: watts, Total: watts},
-		Has:   powermetrics.Reported{CPU: true, GPU: true, ANE: true},
+		Power: power.Values{CPU: watts, Total: watts},
+		Has:   power.Reported{CPU: true, GPU: true, ANE: true},
 	}
 }
 
 func TestPlacerChainsWindows(t *testing.T) {
 	tests := []struct {
 		name    string
-		samples []powermetrics.Sample
+		samples []power.Sample
 		lost    int // break the chain before this sample (0: never)
 		want    [][2]float64
 	}{
 		{
 			name:    "the first window ends at its arrival",
-			samples: []powermetrics.Sample{smp(0, 1003, 100, 1)},
+			samples: []power.Sample{smp(0, 1003, 100, 1)},
 			want:    [][2]float64{{903, 1003}},
 		},
 		{
 			name:    "a late arrival does not stretch the window",
-			samples: []powermetrics.Sample{smp(0, 1000, 100, 1), smp(1, 1105, 100, 1)},
+			samples: []power.Sample{smp(0, 1000, 100, 1), smp(1, 1105, 100, 1)},
 			want:    [][2]float64{{900, 1000}, {1000, 1100}},
 		},
 		{
 			name:    "two documents read at once keep their own lengths",
-			samples: []powermetrics.Sample{smp(0, 1000, 100, 1), smp(1, 1230, 110, 1), smp(2, 1230, 120, 1)},
+			samples: []power.Sample{smp(0, 1000, 100, 1), smp(1, 1230, 110, 1), smp(2, 1230, 120, 1)},
 			want:    [][2]float64{{900, 1000}, {1000, 1110}, {1110, 1230}},
 		},
 		{
 			name:    "an early arrival pulls the end in: the end before it was late",
-			samples: []powermetrics.Sample{smp(0, 1002, 100, 1), smp(1, 1101, 100, 1), smp(2, 1200.5, 100, 1)},
+			samples: []power.Sample{smp(0, 1002, 100, 1), smp(1, 1101, 100, 1), smp(2, 1200.5, 100, 1)},
 			want:    [][2]float64{{902, 1002}, {1002, 1101}, {1101, 1200.5}},
 		},
 		{
 			name:    "after a lost document the next window is placed by its arrival",
-			samples: []powermetrics.Sample{smp(0, 1000, 100, 1), smp(2, 1200, 100, 1)},
+			samples: []power.Sample{smp(0, 1000, 100, 1), smp(2, 1200, 100, 1)},
 			lost:    1,
 			want:    [][2]float64{{900, 1000}, {1100, 1200}},
 		},
@@ -93,15 +94,15 @@ func newFeed() *feed {
 	return &feed{ch: make(chan item, 64), stopped: make(chan struct{}), now: base, requests: make(chan struct{}, 16)}
 }
 
-func (f *feed) Next() (powermetrics.Sample, error) {
+func (f *feed) Next() (power.Sample, error) {
 	select {
 	case it, ok := <-f.ch:
 		if !ok {
-			return powermetrics.Sample{}, io.EOF
+			return power.Sample{}, io.EOF
 		}
 		return it.s, it.err
 	case <-f.stopped:
-		return powermetrics.Sample{}, io.EOF
+		return power.Sample{}, io.EOF
 	}
 }
 func (f *feed) CanRequestSample() bool { return f.canReq }
@@ -145,7 +146,7 @@ func TestReadyFailsClearly(t *testing.T) {
 		f := newFeed()
 		s := Start(f, Config{Interval: time.Second, ReadyTimeout: 20 * time.Millisecond})
 		defer s.Stop()
-		var ne *powermetrics.NoSampleError
+		var ne *power.NoSampleError
 		if err := s.Ready(context.Background()); !errors.As(err, &ne) || !strings.Contains(err.Error(), "no sample in 20ms") {
 			t.Errorf("Ready = %v, want a NoSampleError after 20ms", err)
 		}
@@ -284,7 +285,7 @@ func TestOnWindowSeesRunningTotals(t *testing.T) {
 func TestASpanOlderThanTheKeptWindowsIsSaid(t *testing.T) {
 	var l ledger
 	for i := 0; i < 2*ringSize; i++ {
-		l.add(Window{Start: at(float64(i * 10)), End: at(float64(i*10 + 10)), Power: powermetrics.Values{Total: 1}})
+		l.add(Window{Start: at(float64(i * 10)), End: at(float64(i*10 + 10)), Power: power.Values{Total: 1}})
 	}
 	if _, ok := l.at(at(5)); ok {
 		t.Error("the ledger answered for an instant older than the ring")

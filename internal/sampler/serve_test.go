@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -20,7 +21,7 @@ func TestABreakIsNeitherBridgedNorCovered(t *testing.T) {
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
-	f.ch <- item{err: &powermetrics.BreakError{Err: errors.New("exit status 3")}}
+	f.ch <- item{err: &power.BreakError{Err: errors.New("exit status 3")}}
 	// The new powermetrics's first window: 100 ms ending 2 s later.
 	f.ch <- item{s: smp(0, 3100, 100, 30)}
 	f.ch <- item{s: smp(1, 3200, 100, 30)}
@@ -50,7 +51,7 @@ func TestASpanThatStartsInABreak(t *testing.T) {
 	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	begin(t, f, s, 1000) // the stream's first window ends at 1000
-	f.ch <- item{err: &powermetrics.BreakError{Err: errors.New("killed")}}
+	f.ch <- item{err: &power.BreakError{Err: errors.New("killed")}}
 	f.set(at(1500))
 	sp := s.Begin(context.Background(), nil)
 	f.ch <- item{s: smp(0, 2100, 100, 20)}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // simPM is a powermetrics in simulated time: it cuts windows from a known
@@ -28,7 +28,7 @@ type simPM struct {
 	mu      sync.Mutex
 	now     time.Time // the simulated clock
 	end     time.Time // end of the last window cut
-	held    *powermetrics.Sample
+	held    *power.Sample
 	index   int
 	out     chan item
 	stopped chan struct{}
@@ -37,7 +37,7 @@ type simPM struct {
 }
 
 type item struct {
-	s   powermetrics.Sample
+	s   power.Sample
 	err error
 }
 
@@ -84,10 +84,10 @@ func (p *simPM) cut(to time.Time, arrival time.Time, hold bool) {
 		v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
 		return v
 	}
-	s := powermetrics.Sample{
+	s := power.Sample{
 		Index: p.index, Arrival: arrival, Window: to.Sub(p.end),
-		Power: powermetrics.Values{CPU: round(e[0] / secs), GPU: round(e[1] / secs), ANE: round(e[2] / secs), Total: round(e.Total() / secs)},
-		Has:   powermetrics.Reported{CPU: true, GPU: true, ANE: true}, HWModel: "Mac14,14", OSBuild: "24F74",
+		Power: power.Values{CPU: round(e[0] / secs), GPU: round(e[1] / secs), ANE: round(e[2] / secs), Total: round(e.Total() / secs)},
+		Has:   power.Reported{CPU: true, GPU: true, ANE: true}, HWModel: "Mac14,14", OSBuild: "24F74",
 	}
 	p.lengths = append(p.lengths, s.Window)
 	p.index++
@@ -121,12 +121,12 @@ func (p *simPM) advance(t time.Time) {
 	p.now = t
 }
 
-func (p *simPM) Next() (powermetrics.Sample, error) {
+func (p *simPM) Next() (power.Sample, error) {
 	select {
 	case it := <-p.out:
 		return it.s, it.err
 	case <-p.stopped:
-		return powermetrics.Sample{}, io.EOF
+		return power.Sample{}, io.EOF
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -18,10 +19,10 @@ type decoderSource struct {
 	r   *io.PipeReader
 }
 
-func (d *decoderSource) Next() (powermetrics.Sample, error) { return d.dec.Next() }
-func (d *decoderSource) CanRequestSample() bool             { return false }
-func (d *decoderSource) RequestSample() error               { return nil }
-func (d *decoderSource) Stop() error                        { return d.r.Close() }
+func (d *decoderSource) Next() (power.Sample, error) { return d.dec.Next() }
+func (d *decoderSource) CanRequestSample() bool      { return false }
+func (d *decoderSource) RequestSample() error        { return nil }
+func (d *decoderSource) Stop() error                 { return d.r.Close() }
 
 // TestSoak runs 10,000 documents through the decoder and the sampler as
 // fast as they go, and checks that memory stays flat and the energy exact:

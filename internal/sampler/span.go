@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Span is a stretch of the stream's timeline being measured, from Start
@@ -19,9 +19,9 @@ type Span struct {
 	resolved bool
 
 	// What the windows that reach into the span add, as they come.
-	peak    powermetrics.Values
+	peak    power.Values
 	samples int
-	has     powermetrics.Reported
+	has     power.Reported
 	recent  [recentSize]undo // to take back windows that start after the end
 	nrecent int
 	lost    notes // documents refused while the span was open
@@ -42,7 +42,7 @@ const recentSize = 16
 
 type undo struct {
 	start   time.Time
-	peak    powermetrics.Values
+	peak    power.Values
 	samples int
 }
 
@@ -88,15 +88,15 @@ type Totals struct {
 	// Elapsed is the time from the start of the span.
 	Elapsed time.Duration
 	// Energy is in joules, per component.
-	Energy powermetrics.Values
+	Energy power.Values
 	// Peak is the highest window average, in watts, per component.
-	Peak    powermetrics.Values
+	Peak    power.Values
 	Samples int
 }
 
 // note takes a window just added to l. It reports whether the window
 // reaches into the span, and then the span's totals after it.
-func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *powermetrics.Sample) (Totals, bool) {
+func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *power.Sample) (Totals, bool) {
 	if !w.End.After(sp.Start) {
 		return Totals{}, false
 	}
@@ -156,7 +156,7 @@ func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok 
 // takeBack returns the peak and the count of the windows that reach into
 // the span and start before end: those that start at or after it arrived
 // before the span was closed, but do not belong to it.
-func (sp *Span) takeBack(end time.Time) (powermetrics.Values, int) {
+func (sp *Span) takeBack(end time.Time) (power.Values, int) {
 	peak, samples := sp.peak, sp.samples
 	for i := sp.nrecent - 1; i >= max(0, sp.nrecent-recentSize); i-- {
 		u := &sp.recent[i%recentSize]

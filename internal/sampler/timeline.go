@@ -3,14 +3,14 @@ package sampler
 import (
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // Window is a sample window placed on exopower's monotonic timeline.
 type Window struct {
 	Start, End time.Time
 	// Power is the window's average power, in watts.
-	Power powermetrics.Values
+	Power power.Values
 	// Index is the powermetrics document the window came from.
 	Index int
 	// ThermalPressure is the document's, if the thermal sampler ran.
@@ -33,7 +33,7 @@ type placer struct {
 	chained bool
 }
 
-func (p *placer) place(s powermetrics.Sample) Window {
+func (p *placer) place(s power.Sample) Window {
 	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure}
 	if p.chained {
 		w.Start = p.end

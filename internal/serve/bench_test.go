@@ -10,17 +10,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
-// power is what the in-process sources report: 7.5 W in all.
-var power = powermetrics.Values{CPU: 5, GPU: 2, ANE: 0.5, Total: 7.5}
+// drawn is what the in-process sources report: 7.5 W in all.
+var drawn = power.Values{CPU: 5, GPU: 2, ANE: 0.5, Total: 7.5}
 
 // sample is document i of a stream, window long, arriving at arrival.
-func sample(i int, arrival time.Time, window time.Duration) powermetrics.Sample {
-	return powermetrics.Sample{
-		Index: i, Arrival: arrival, Window: window, Power: power,
-		Has:     powermetrics.Reported{CPU: true, GPU: true, ANE: true},
+func sample(i int, arrival time.Time, window time.Duration) power.Sample {
+	return power.Sample{
+		Index: i, Arrival: arrival, Window: window, Power: drawn,
+		Has:     power.Reported{CPU: true, GPU: true, ANE: true},
 		HWModel: "Mac14,14", OSBuild: "24F74", ThermalPressure: "Nominal",
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -193,7 +194,7 @@ type counting struct {
 	docs atomic.Int64
 }
 
-func (c *counting) Next() (powermetrics.Sample, error) {
+func (c *counting) Next() (power.Sample, error) {
 	s, err := c.Supervisor.Next()
 	if err == nil {
 		c.docs.Add(1)

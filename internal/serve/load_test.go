@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -95,10 +95,10 @@ type generated struct {
 	start chan struct{}
 }
 
-func (g *generated) Next() (powermetrics.Sample, error) {
+func (g *generated) Next() (power.Sample, error) {
 	<-g.start
 	if g.i == g.n {
-		return powermetrics.Sample{}, io.EOF
+		return power.Sample{}, io.EOF
 	}
 	g.hook(g.i)
 	g.clock.advance(time.Millisecond)

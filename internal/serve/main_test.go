@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -53,21 +54,21 @@ func (c *clock) advance(d time.Duration) {
 // feed is a Source that gives only the samples a test sends it, and takes
 // no requests: Begin and End never wait on it.
 type feed struct {
-	ch   chan powermetrics.Sample
+	ch   chan power.Sample
 	stop chan struct{}
 	once sync.Once
 }
 
 func newFeed() *feed {
-	return &feed{ch: make(chan powermetrics.Sample), stop: make(chan struct{})}
+	return &feed{ch: make(chan power.Sample), stop: make(chan struct{})}
 }
 
-func (f *feed) Next() (powermetrics.Sample, error) {
+func (f *feed) Next() (power.Sample, error) {
 	select {
 	case s := <-f.ch:
 		return s, nil
 	case <-f.stop:
-		return powermetrics.Sample{}, io.EOF
+		return power.Sample{}, io.EOF
 	}
 }
 func (f *feed) CanRequestSample() bool { return false }

@@ -4,13 +4,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/power"
 )
 
 // components are the parts of the SoC, by their label.
 var components = []string{"cpu", "gpu", "ane"}
 
-// reasons are the reasons a document is refused (sampler.Reason), each
+// reasons are the reasons a document is refused (powermetrics.DocumentError.Reason), each
 // published from the start so that rate() over them needs no first
 // failure.
 var reasons = []string{"malformed", "implausible", "truncated", "too_large", "no_power_data", "other"}
@@ -98,4 +98,4 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.open, float64(open))
 }
 
-func parts(v powermetrics.Values) [3]float64 { return [3]float64{v.CPU, v.GPU, v.ANE} }
+func parts(v power.Values) [3]float64 { return [3]float64{v.CPU, v.GPU, v.ANE} }

@@ -1,0 +1,55 @@
+package power
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+)
+
+func TestSummedAddsTheComponentsIntoTheTotal(t *testing.T) {
+	v := Values{CPU: 1.5, GPU: 2.25, ANE: 0.25, Total: 99}.Summed()
+	if v.Total != 4 {
+		t.Errorf("Total = %v, want 4", v.Total)
+	}
+}
+
+// refused is a source's refusal, as a test makes it.
+type refused struct{ ends bool }
+
+func (r refused) Error() string      { return "refused" }
+func (r refused) Reason() string     { return "malformed" }
+func (r refused) Ends() bool         { return r.ends }
+func (r refused) Unmeasurable() bool { return false }
+func (r refused) Cut() bool          { return false }
+
+func TestWhatEndsAStream(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		ends bool
+	}{
+		{"no error", nil, false},
+		{"the end of the stream", io.EOF, true},
+		{"a refused reading", refused{}, false},
+		{"a refused reading, wrapped", fmt.Errorf("document 3: %w", refused{}), false},
+		{"a refused reading that ends the stream", refused{ends: true}, true},
+		{"a break", &BreakError{Source: "powermetrics", Err: errors.New("killed")}, false},
+		{"any other error", errors.New("read: broken pipe"), true},
+	} {
+		if got := EndsStream(c.err); got != c.ends {
+			t.Errorf("%s: EndsStream = %v, want %v", c.name, got, c.ends)
+		}
+	}
+}
+
+func TestMessagesNameTheSource(t *testing.T) {
+	be := &BreakError{Source: "powermetrics", Err: errors.New("exit status 3")}
+	if got, want := be.Error(), "powermetrics stopped (exit status 3) and was started again"; got != want {
+		t.Errorf("BreakError = %q, want %q", got, want)
+	}
+	ne := &NoSampleError{Source: "powermetrics", Waited: 5020e6}
+	if got, want := ne.Error(), "powermetrics produced no sample in 5.02s"; got != want {
+		t.Errorf("NoSampleError = %q, want %q", got, want)
+	}
+}
