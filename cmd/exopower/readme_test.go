@@ -11,7 +11,7 @@ import (
 )
 
 // readmeShapes are the JSON shapes that the commands write, as the
-// README's JSON reference shows them. serve's API is checked in
+// JSON reference (docs/json.md) shows them. serve's API is checked in
 // internal/serve, whose types they are.
 var readmeShapes = []jsondoc.Shape{
 	// A node's span is one Mac's: it has no bound of its own.
@@ -25,11 +25,11 @@ var readmeShapes = []jsondoc.Shape{
 }
 
 func TestReadmeJSONReferenceMatchesTheCode(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/json.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := jsondoc.Examples(doc, "## JSON reference")
+	examples, err := jsondoc.Examples(doc, "# JSON reference")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +42,6 @@ func TestReadmeJSONReferenceMatchesTheCode(t *testing.T) {
 	}
 	notServe := func(name string) bool { return !strings.HasPrefix(name, "serve-") }
 	if u := jsondoc.Unknown(examples, readmeShapes, notServe); len(u) > 0 {
-		t.Errorf("README examples that no test checks: %s", strings.Join(u, ", "))
+		t.Errorf("docs/json.md examples that no test checks: %s", strings.Join(u, ", "))
 	}
 }

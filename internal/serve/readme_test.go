@@ -9,8 +9,8 @@ import (
 	"github.com/exopower/exopower/internal/output"
 )
 
-// apiShapes are the JSON that serve answers, as the README's JSON
-// reference shows them.
+// apiShapes are the JSON that serve answers, as the JSON reference
+// (docs/json.md) shows them.
 var apiShapes = []jsondoc.Shape{
 	{Names: []string{"serve-status"}, Type: status{}},
 	{Names: []string{"serve-span-open"}, Type: opened{}},
@@ -22,11 +22,11 @@ var apiShapes = []jsondoc.Shape{
 }
 
 func TestReadmeShowsTheAPIAsItIs(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/json.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := jsondoc.Examples(doc, "## JSON reference")
+	examples, err := jsondoc.Examples(doc, "# JSON reference")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +39,6 @@ func TestReadmeShowsTheAPIAsItIs(t *testing.T) {
 	}
 	isServe := func(name string) bool { return strings.HasPrefix(name, "serve-") }
 	if u := jsondoc.Unknown(examples, apiShapes, isServe); len(u) > 0 {
-		t.Errorf("README examples of serve's API that no test checks: %s", strings.Join(u, ", "))
+		t.Errorf("docs/json.md examples of serve's API that no test checks: %s", strings.Join(u, ", "))
 	}
 }
