@@ -16,6 +16,7 @@ import (
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -41,7 +42,7 @@ type benchOptions struct {
 	nodes             nodeOptions
 }
 
-func newBenchCmd(s *streams) *cobra.Command {
+func newBenchCmd(s *cli.Streams) *cobra.Command {
 	var o benchOptions
 	c := &cobra.Command{
 		Use:   "bench [flags] COMMAND...",
@@ -101,22 +102,22 @@ func (o *benchOptions) validate() error {
 	usage := "usage: exopower bench [flags] COMMAND..."
 	switch {
 	case len(o.commands) == 0 && o.reference == "":
-		return fail(errors.New("bench: no command to measure"), usage)
+		return cli.Fail(errors.New("bench: no command to measure"), usage)
 	case o.runs < 1:
-		return fail(fmt.Errorf("--runs %d: it takes at least 1", o.runs), "10 runs, the default, give a fair mean and spread")
+		return cli.Fail(fmt.Errorf("--runs %d: it takes at least 1", o.runs), "10 runs, the default, give a fair mean and spread")
 	case o.warmup < 0:
-		return fail(fmt.Errorf("--warmup %d: it takes 0 or more", o.warmup))
+		return cli.Fail(fmt.Errorf("--warmup %d: it takes 0 or more", o.warmup))
 	case o.baseline < 0:
-		return fail(fmt.Errorf("--baseline %v: it takes 0 (none) or a duration", o.baseline), "5s, the default, suits most benches")
+		return cli.Fail(fmt.Errorf("--baseline %v: it takes 0 (none) or a duration", o.baseline), "5s, the default, suits most benches")
 	case o.cooldown < 0:
-		return fail(fmt.Errorf("--cooldown %v: it takes 0 or a duration", o.cooldown))
+		return cli.Fail(fmt.Errorf("--cooldown %v: it takes 0 or a duration", o.cooldown))
 	}
 	if o.noShell {
 		o.shell = "none"
 	}
 	for _, c := range o.commands {
 		if strings.TrimSpace(c) == "" || o.reference != "" && strings.TrimSpace(o.reference) == "" {
-			return fail(errors.New("bench: an empty command"), usage)
+			return cli.Fail(errors.New("bench: an empty command"), usage)
 		}
 	}
 	if err := o.validateUnits(); err != nil {
@@ -139,7 +140,7 @@ func (o *benchOptions) argv(c string) []string {
 	return []string{o.shell, "-c", c}
 }
 
-func runBench(ctx context.Context, s *streams, o *benchOptions) error {
+func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -184,11 +185,11 @@ func (b *bencher) start(ctx context.Context) error {
 		b.nodes, b.rm = n, n
 		return err
 	}
-	startCtx, stopStart := cancelOnSignal(ctx, b.s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, b.s.Signals)
 	meter, err := startMeasuring(startCtx, b.o.powermetricsPath(b.s.Getenv), b.o.interval, "exopower bench "+output.ShellQuote(b.o.commands))
 	if stopStart() && err == nil {
 		meter.Stop()
-		return fail(errors.New("interrupted before the first run; nothing was measured"))
+		return cli.Fail(errors.New("interrupted before the first run; nothing was measured"))
 	}
 	if err != nil {
 		return err
@@ -207,9 +208,9 @@ func (b *bencher) deliver(rep *bench.Report) error {
 	rep.Finish(ref)
 	var err error
 	if b.o.json {
-		err = wrote("stdout", output.WriteJSON(b.s.Out, rep))
+		err = cli.Wrote("stdout", output.WriteJSON(b.s.Out, rep))
 	} else {
-		err = wrote("stdout", bench.WriteText(b.s.Out, rep, output.NewStyles(b.s.Out, b.s.OutTTY, b.s.Getenv)))
+		err = cli.Wrote("stdout", bench.WriteText(b.s.Out, rep, output.NewStyles(b.s.Out, b.s.OutTTY, b.s.Getenv)))
 	}
 	for _, e := range []struct {
 		path  string
@@ -220,15 +221,15 @@ func (b *bencher) deliver(rep *bench.Report) error {
 			continue
 		}
 		werr := output.WriteFile(e.path, func(w io.Writer) error { return e.write(w, rep) }, b.id.Cred)
-		err = errors.Join(err, wrote(e.path, werr))
+		err = errors.Join(err, cli.Wrote(e.path, werr))
 	}
 	switch {
-	case err != nil && !brokenPipe(err):
-		return fail(err)
+	case err != nil && !cli.BrokenPipe(err):
+		return cli.Fail(err)
 	case b.failed != nil:
 		return b.failed
 	case b.signal != 0:
-		return &statusError{code: 128 + b.signal}
+		return cli.Exit(128 + b.signal)
 	}
 	return nil
 }
@@ -236,7 +237,7 @@ func (b *bencher) deliver(rep *bench.Report) error {
 // bencher runs a bench over one powermetrics stream: each measured run
 // is one span of it.
 type bencher struct {
-	s  *streams
+	s  *cli.Streams
 	o  *benchOptions
 	id child.Identity
 	// meter is this Mac's stream, nil with --node; nodes are the nodes
@@ -384,15 +385,15 @@ func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, boo
 		return bench.Run{}, false
 	}
 	// A signal now cuts the wait for the window that covers the end short.
-	endCtx, stopEnd := cancelOnSignal(ctx, b.s.Signals)
+	endCtx, stopEnd := cli.CancelOnSignal(ctx, b.s.Signals)
 	run := b.rm.end(endCtx, exit.At, exit.Status, exit.Signal)
 	if stopEnd() {
 		b.signal = int(syscall.SIGINT)
 		return bench.Run{}, false
 	}
 	if exit.Status != 0 && !b.o.ignoreFailure {
-		b.failed = &statusError{code: exit.Status, err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
-			hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
+		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
+			Hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
 	}
 	run.Units = b.units(out)
 	return run, true
@@ -425,7 +426,7 @@ func (b *bencher) aux(what, c string) {
 	}
 	exit := b.wait(p)
 	if exit.Status != 0 && b.signal == 0 && !(b.o.ignoreFailure && strings.HasPrefix(what, "warmup")) {
-		b.failed = fail(fmt.Errorf("%s %s failed with status %d", what, output.ShellQuote([]string{c}), exit.Status),
+		b.failed = cli.Fail(fmt.Errorf("%s %s failed with status %d", what, output.ShellQuote([]string{c}), exit.Status),
 			"nothing after it was run; the runs so far are in the summary")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // parameterLists are the -L flags, as a flag value that takes NAME=VALUES:
@@ -72,10 +73,10 @@ func joinParameterLists(args []string) ([]string, error) {
 func parseBenchFlags(c *cobra.Command, args []string, o *benchOptions) (help bool, err error) {
 	args, err = joinParameterLists(args)
 	if err != nil {
-		return false, fail(err, "usage: exopower bench [flags] COMMAND...")
+		return false, cli.Fail(err, "usage: exopower bench [flags] COMMAND...")
 	}
 	if err := c.Flags().Parse(args); err != nil {
-		return false, fail(err, "exopower bench --help shows the usage")
+		return false, cli.Fail(err, "exopower bench --help shows the usage")
 	}
 	if help, _ := c.Flags().GetBool("help"); help {
 		return true, nil
@@ -92,22 +93,22 @@ func (o *benchOptions) validateUnits() error {
 	const hint = "--units 512 --unit token, or --units-from 'generated ([0-9]+) tokens' --unit token"
 	switch {
 	case o.unitsSet && !(o.units > 0):
-		return fail(fmt.Errorf("--units %v: it takes the count of units of work in one run, above 0", o.units), hint)
+		return cli.Fail(fmt.Errorf("--units %v: it takes the count of units of work in one run, above 0", o.units), hint)
 	case o.unitsSet && o.unitsFrom != "":
-		return fail(errors.New("--units and --units-from: give one of them"), hint)
+		return cli.Fail(errors.New("--units and --units-from: give one of them"), hint)
 	case o.unit == "" || strings.ContainsAny(o.unit, "\n|"):
-		return fail(fmt.Errorf("--unit %q: it takes a name, such as token", o.unit), hint)
+		return cli.Fail(fmt.Errorf("--unit %q: it takes a name, such as token", o.unit), hint)
 	case o.unitSet && !o.unitsSet && o.unitsFrom == "":
-		return fail(fmt.Errorf("--unit %s names the unit that --units or --units-from counts: give one of them", o.unit), hint)
+		return cli.Fail(fmt.Errorf("--unit %s names the unit that --units or --units-from counts: give one of them", o.unit), hint)
 	case o.unitsFrom == "":
 		return nil
 	}
 	re, err := regexp.Compile(o.unitsFrom)
 	if err != nil {
-		return fail(fmt.Errorf("--units-from: %v", err), hint)
+		return cli.Fail(fmt.Errorf("--units-from: %v", err), hint)
 	}
 	if re.NumSubexp() < 1 {
-		return fail(fmt.Errorf("--units-from %q has no group: its first (...) is where the count is read", o.unitsFrom), hint)
+		return cli.Fail(fmt.Errorf("--units-from %q has no group: its first (...) is where the count is read", o.unitsFrom), hint)
 	}
 	o.unitsRE = re
 	return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
@@ -46,7 +47,7 @@ type nodesMeter struct {
 func (n *nodesMeter) begin(ctx context.Context) error {
 	n.start = time.Now()
 	if err := cluster.BeginAll(ctx, n.members); err != nil {
-		return fail(err, "the runs so far are in the summary; check that exopower serve runs on each node (curl URL/v1/status)")
+		return cli.Fail(err, "the runs so far are in the summary; check that exopower serve runs on each node (curl URL/v1/status)")
 	}
 	return nil
 }
@@ -58,7 +59,7 @@ func (n *nodesMeter) end(ctx context.Context, at time.Time, status int, signal s
 
 // connectNodes reaches every node of --node before anything runs: one
 // that does not answer is known then, not in the middle of the runs.
-func connectNodes(ctx context.Context, s *streams, o *benchOptions) (*nodesMeter, error) {
+func connectNodes(ctx context.Context, s *cli.Streams, o *benchOptions) (*nodesMeter, error) {
 	setup := nodeSetup{n: &o.nodes, pm: o.powermetricsPath(s.Getenv), interval: o.interval,
 		rerun: "exopower bench " + output.ShellQuote(o.commands)}
 	targets, auth, err := o.nodes.targets(s.Getenv)
@@ -67,16 +68,16 @@ func connectNodes(ctx context.Context, s *streams, o *benchOptions) (*nodesMeter
 	}
 	tlsConf, err := cluster.TLSConfig(o.nodes.caFile)
 	if err != nil {
-		return nil, fail(err)
+		return nil, cli.Fail(err)
 	}
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	members, skipped, err := setup.connect(startCtx, targets, auth, tlsConf)
 	if stopStart() && err == nil {
 		stopLocal(members)
 		err = errors.New("interrupted before the first run; nothing was measured")
 	}
 	if err != nil {
-		return nil, fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
+		return nil, cli.Fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
 	}
 	return &nodesMeter{members: members, skipped: skipped, interval: o.interval}, nil
 }

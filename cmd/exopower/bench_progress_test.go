@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -21,7 +22,7 @@ func benchInProcess(t *testing.T, errTTY bool, o *benchOptions) (string, string)
 	env := map[string]string{"EXOPOWER_POWERMETRICS": "fake-powermetrics", "PATH": os.Getenv("PATH"), "NO_COLOR": "1",
 		"FAKEPM_PROFILE": fakepm.DefaultProfile, "FAKEPM_PIDFILE": filepath.Join(dir, "powermetrics.pid")}
 	var out, errs bytes.Buffer
-	s := &streams{Out: &out, Err: &errs, ErrTTY: errTTY, Getenv: func(k string) string { return env[k] }, Environ: os.Environ}
+	s := &cli.Streams{Out: &out, Err: &errs, ErrTTY: errTTY, Getenv: func(k string) string { return env[k] }, Environ: os.Environ}
 	o.interval = 100 * time.Millisecond
 	if err := runBench(context.Background(), s, o); err != nil {
 		t.Fatalf("bench: %v\n%s", err, errs.String())

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
@@ -43,7 +44,7 @@ func (n *nodeOptions) targets(getenv func(string) string) ([]cluster.Target, clu
 	if n.file != "" {
 		f, err := os.Open(n.file)
 		if err != nil {
-			return nil, cluster.Auth{}, fail(fmt.Errorf("--nodes: %w", err))
+			return nil, cluster.Auth{}, cli.Fail(fmt.Errorf("--nodes: %w", err))
 		}
 		defer f.Close()
 		file = f
@@ -53,27 +54,27 @@ func (n *nodeOptions) targets(getenv func(string) string) ([]cluster.Target, clu
 		err = errors.New("--nodes names no node")
 	}
 	if err != nil {
-		return nil, cluster.Auth{}, fail(err, "name each node once, as http://HOST:PORT of its exopower serve, or local for this Mac")
+		return nil, cluster.Auth{}, cli.Fail(err, "name each node once, as http://HOST:PORT of its exopower serve, or local for this Mac")
 	}
 	var creds io.Reader
 	if n.credentials != "" {
 		f, err := os.Open(n.credentials)
 		if err != nil {
-			return nil, cluster.Auth{}, fail(fmt.Errorf("--node-credentials: %w", err))
+			return nil, cluster.Auth{}, cli.Fail(fmt.Errorf("--node-credentials: %w", err))
 		}
 		defer f.Close()
 		creds = f
 	}
 	auth, err := cluster.LoadAuth(creds, getenv)
 	if err != nil {
-		return nil, cluster.Auth{}, fail(err)
+		return nil, cluster.Auth{}, cli.Fail(err)
 	}
 	return ts, auth, nil
 }
 
 // runCluster measures the command over several Macs: a span on every node,
 // opened before the command starts and ended after it exits, all at once.
-func (o *runOptions) runCluster(ctx context.Context, s *streams, cmd child.Command) error {
+func (o *runOptions) runCluster(ctx context.Context, s *cli.Streams, cmd child.Command) error {
 	setup := nodeSetup{n: &o.nodes, pm: o.powermetricsPath(s.Getenv), interval: o.interval, rerun: "exopower run -- " + output.ShellQuote(o.argv)}
 	members, skipped, err := setup.begin(ctx, s)
 	if err != nil {
@@ -86,7 +87,7 @@ func (o *runOptions) runCluster(ctx context.Context, s *streams, cmd child.Comma
 		return err
 	}
 	exit, signals, late := waitCommand(s, p)
-	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
+	endCtx, stopEnd := cli.CancelOnSignal(context.Background(), s.Signals)
 	if signals > 1 || late {
 		stopEnd()
 	}
@@ -117,16 +118,16 @@ type nodeSetup struct {
 
 // begin reaches every node and opens a span on each, all at once. A
 // signal meanwhile ends it before anything starts.
-func (c nodeSetup) begin(ctx context.Context, s *streams) ([]cluster.Member, []string, error) {
+func (c nodeSetup) begin(ctx context.Context, s *cli.Streams) ([]cluster.Member, []string, error) {
 	targets, auth, err := c.n.targets(s.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}
 	tlsConf, err := cluster.TLSConfig(c.n.caFile)
 	if err != nil {
-		return nil, nil, fail(fmt.Errorf("--node-ca: %w", err))
+		return nil, nil, cli.Fail(fmt.Errorf("--node-ca: %w", err))
 	}
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	members, skipped, err := c.connect(startCtx, targets, auth, tlsConf)
 	if err == nil {
 		if err = cluster.BeginAll(startCtx, members); err != nil {
@@ -138,11 +139,11 @@ func (c nodeSetup) begin(ctx context.Context, s *streams) ([]cluster.Member, []s
 		err = errors.New("interrupted before the start; nothing was run")
 	}
 	if err != nil {
-		var se *statusError
+		var se *cli.Error
 		if errors.As(err, &se) {
 			return nil, nil, err
 		}
-		return nil, nil, fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
+		return nil, nil, cli.Fail(err, "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable")
 	}
 	return members, skipped, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // addCompletion adds cobra's completion command now rather than at
@@ -17,7 +19,7 @@ func addCompletion(root *cobra.Command) {
 			continue
 		}
 		c.RunE = func(*cobra.Command, []string) error {
-			return fail(errors.New("completion needs a shell: bash, zsh, fish or powershell"),
+			return cli.Fail(errors.New("completion needs a shell: bash, zsh, fish or powershell"),
 				"exopower completion bash > FILE writes bash's script; exopower completion --help says where it goes")
 		}
 	}

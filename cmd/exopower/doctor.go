@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 )
 
@@ -28,7 +29,7 @@ type doctorOptions struct {
 	serve        string
 }
 
-func newDoctorCmd(s *streams) *cobra.Command {
+func newDoctorCmd(s *cli.Streams) *cobra.Command {
 	var o doctorOptions
 	c := &cobra.Command{
 		Use:   "doctor",
@@ -43,7 +44,7 @@ is not a failure.`,
 			if err := checkServeAddr(o.serve); err != nil {
 				return err
 			}
-			ctx, stop := cancelOnSignal(c.Context(), s.Signals)
+			ctx, stop := cli.CancelOnSignal(c.Context(), s.Signals)
 			defer stop()
 			sys := liveSystem()
 			sys.serveAddr = o.serve
@@ -62,7 +63,7 @@ func checkServeAddr(addr string) error {
 		err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("--serve %s: %w", addr, err), "give the host:port that exopower serve --listen was given, such as "+DefaultListen)
+		return cli.Fail(fmt.Errorf("--serve %s: %w", addr, err), "give the host:port that exopower serve --listen was given, such as "+DefaultListen)
 	}
 	return nil
 }
@@ -112,7 +113,7 @@ type check struct {
 	fixes  []string
 }
 
-func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
+func runDoctor(ctx context.Context, s *cli.Streams, sys system, path string) error {
 	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path), sys.checkServe(ctx)}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
@@ -131,7 +132,7 @@ func runDoctor(ctx context.Context, s *streams, sys system, path string) error {
 		}
 	}
 	if failed > 0 {
-		return &statusError{code: 1, err: fmt.Errorf("%d of %d checks failed", failed, len(checks))}
+		return &cli.Error{Status: 1, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks))}
 	}
 	fmt.Fprintln(s.Out, "exopower can measure on this machine")
 	return nil
@@ -229,10 +230,7 @@ func checkSample(ctx context.Context, path string) check {
 	meter, err := startMeasuring(ctx, path, interval, "exopower doctor")
 	if err != nil {
 		c.detail = err.Error()
-		var hinted interface{ Hints() []string }
-		if errors.As(err, &hinted) {
-			c.fixes = hinted.Hints()
-		}
+		c.fixes = cli.HintsOf(err)
 		return c
 	}
 	span := meter.Begin(ctx, nil)

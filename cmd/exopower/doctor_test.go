@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // aMac is a system on which every check of the doctor passes: an Apple
@@ -133,7 +135,7 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 			sys := aMac()
 			tt.breaks(&sys)
 			var out bytes.Buffer
-			err := runDoctor(context.Background(), &streams{Out: &out, Getenv: func(string) string { return "" }}, sys, "/usr/bin/powermetrics")
+			err := runDoctor(context.Background(), &cli.Streams{Out: &out, Getenv: func(string) string { return "" }}, sys, "/usr/bin/powermetrics")
 			fails, want := strings.Count(out.String(), "FAIL"), 1
 			switch {
 			case strings.HasPrefix(tt.name, "all pass"), strings.Contains(tt.name, " pass "):

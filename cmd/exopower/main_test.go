@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/exopower/exopower/internal/output"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/output"
 
 	"github.com/rogpeppe/go-internal/testscript"
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // manDate is the date every man page carries: a fixed one, so that the
@@ -31,12 +33,12 @@ func newGenManCmd() *cobra.Command {
 
 func genMan(root *cobra.Command, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(fmt.Errorf("man pages: %w", err))
+		return cli.Fail(fmt.Errorf("man pages: %w", err))
 	}
 	root.DisableAutoGenTag = true
 	header := &doc.GenManHeader{Section: "1", Date: &manDate, Source: "exopower", Manual: "exopower manual"}
 	if err := doc.GenManTree(root, header, dir); err != nil {
-		return fail(fmt.Errorf("man pages: %w", err))
+		return cli.Fail(fmt.Errorf("man pages: %w", err))
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/plot"
 	"github.com/exopower/exopower/internal/power"
@@ -31,7 +31,7 @@ type plotOptions struct {
 	size          plot.Size
 }
 
-func newPlotCmd(s *streams) *cobra.Command {
+func newPlotCmd(s *cli.Streams) *cobra.Command {
 	var o plotOptions
 	c := &cobra.Command{
 		Use:   "plot [flags] INPUT -o FILE.svg|FILE.png",
@@ -68,15 +68,15 @@ A summary (run --json, run --node --json) has no time series and is refused.`,
 	return c
 }
 
-func runPlot(s *streams, o *plotOptions) error {
+func runPlot(s *cli.Streams, o *plotOptions) error {
 	if o.output == "" {
-		return fail(errors.New("plot: no file to write the plot to"), "name one with -o, such as -o power.svg or -o power.png")
+		return cli.Fail(errors.New("plot: no file to write the plot to"), "name one with -o, such as -o power.svg or -o power.png")
 	}
 	if _, err := plot.FormatOf(o.output); err != nil {
-		return fail(fmt.Errorf("-o %w", err))
+		return cli.Fail(fmt.Errorf("-o %w", err))
 	}
 	if err := o.size.Check(); err != nil {
-		return fail(fmt.Errorf("--width and --height: %w", err))
+		return cli.Fail(fmt.Errorf("--width and --height: %w", err))
 	}
 	if err := output.CheckPath("-o", o.output, nil); err != nil {
 		return err
@@ -85,26 +85,26 @@ func runPlot(s *streams, o *plotOptions) error {
 	if o.input != "-" {
 		f, err := os.Open(o.input)
 		if err != nil {
-			return fail(err)
+			return cli.Fail(err)
 		}
 		defer f.Close()
 		r = f
 	}
-	name := inputName(o.input)
+	name := cli.InputName(o.input)
 	draw, err := chartOf(r, "exopower plot: "+name)
 	if err != nil {
-		var se *statusError
+		var se *cli.Error
 		if errors.As(err, &se) {
-			se.err = fmt.Errorf("%s: %w", name, se.err)
+			se.Err = fmt.Errorf("%s: %w", name, se.Err)
 			return se
 		}
-		return fail(fmt.Errorf("%s: %w", name, err),
+		return cli.Fail(fmt.Errorf("%s: %w", name, err),
 			"plot takes a powermetrics -f plist recording, or the CSV or NDJSON that --samples writes",
 			"or a bench's JSON (bench --json, --export-json), or the lines of watch --node --json")
 	}
 	format, _ := plot.FormatOf(o.output)
 	err = output.WriteFile(o.output, func(w io.Writer) error { return draw(w, format, o.size) }, nil)
-	return wroteFile(o.output, err)
+	return cli.Wrote(o.output, err)
 }
 
 // chart draws a picture of what was read, as a format, at a size.
@@ -124,7 +124,7 @@ func chartOf(r io.Reader, title string) (chart, error) {
 		}
 		b := benchChart(title, &rep)
 		if !slices.ContainsFunc(b.Commands, func(c plot.BenchCommand) bool { return len(c.Energies) > 0 }) {
-			return nil, fail(errors.New("a bench without a run: nothing to plot"), "plot a bench that made at least one run")
+			return nil, cli.Fail(errors.New("a bench without a run: nothing to plot"), "plot a bench that made at least one run")
 		}
 		return func(w io.Writer, f plot.Format, size plot.Size) error { return plot.WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
@@ -133,16 +133,16 @@ func chartOf(r io.Reader, title string) (chart, error) {
 			return nil, err
 		}
 		if len(n.Series) == 0 {
-			return nil, fail(errors.New("watch --node --json lines without a node's window: nothing to plot"),
+			return nil, cli.Fail(errors.New("watch --node --json lines without a node's window: nothing to plot"),
 				"plot a watch that ran for at least one window of a node (-n, -d)")
 		}
 		return func(w io.Writer, f plot.Format, size plot.Size) error { return plot.WriteNodes(w, f, size, n) }, nil
 	case "summary":
 		if len(head.Nodes) > 0 {
-			return nil, fail(errors.New("a summary of several nodes (run --node --json) has no time series to plot"),
+			return nil, cli.Fail(errors.New("a summary of several nodes (run --node --json) has no time series to plot"),
 				"plot what exopower watch --node --json writes over the same time, or each Mac's own exopower run --samples FILE")
 		}
-		return nil, fail(errors.New("a summary has no time series to plot"),
+		return nil, cli.Fail(errors.New("a summary has no time series to plot"),
 			"plot the windows instead: those of run --samples FILE or of report --samples ndjson, or draw a run at once with run --plot FILE")
 	}
 	rows, err := readWindows(r)
@@ -366,21 +366,12 @@ func valuesOf(c output.Components) power.Values {
 func writePlot(path string, size plot.Size, title string, rows []output.SampleRow, owner *child.Identity) error {
 	format, err := plot.FormatOf(path)
 	if err != nil {
-		return fail(fmt.Errorf("-o %w", err))
+		return cli.Fail(fmt.Errorf("-o %w", err))
 	}
 	err = output.WriteFile(path, func(w io.Writer) error {
 		return plot.WritePower(w, format, size, powerOf(title, rows))
 	}, credOf(owner))
-	return wroteFile(path, err)
-}
-
-// wroteFile is wrote for a file that err may already name.
-func wroteFile(path string, err error, hints ...string) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		err = pe.Err
-	}
-	return wrote(path, err, hints...)
+	return cli.Wrote(path, err)
 }
 
 // windowFiles are the files run writes of its windows: --samples and
@@ -411,13 +402,13 @@ func (f *windowFiles) check(id child.Identity) error {
 		err = wrapIf("--samples ", err)
 	}
 	if err != nil {
-		return fail(err)
+		return cli.Fail(err)
 	}
 	if f.samplesFormat != "" && f.samples == "" {
-		return fail(errors.New("--samples-format without --samples"), "name the file with --samples FILE")
+		return cli.Fail(errors.New("--samples-format without --samples"), "name the file with --samples FILE")
 	}
 	if _, err := plot.FormatOf(f.plot); f.plot != "" && err != nil {
-		return fail(fmt.Errorf("--plot %w", err))
+		return cli.Fail(fmt.Errorf("--plot %w", err))
 	}
 	if err := output.CheckPath("--samples", f.samples, id.Cred); err != nil {
 		return err
@@ -442,7 +433,7 @@ func (f *windowFiles) write(log *output.WindowLog, res sampler.Result, title str
 	var first error
 	if f.samples != "" {
 		err := output.WriteFile(f.samples, func(w io.Writer) error { return output.WriteSamples(w, f.format, rows) }, id.Cred)
-		first = wroteFile(f.samples, err, "choose a path you can write to with --samples")
+		first = cli.Wrote(f.samples, err, "choose a path you can write to with --samples")
 	}
 	if f.plot != "" {
 		if err := writePlot(f.plot, plot.Size{Width: 1000, Height: 500}, title, rows, &id); first == nil {
@@ -467,12 +458,12 @@ func withFileError(err, saved error, status int) error {
 	if saved == nil {
 		return err
 	}
-	var se *statusError
+	var se *cli.Error
 	switch {
 	case err == nil:
-		return &statusError{code: status, err: saved, hints: hintsOf(saved)}
-	case errors.As(err, &se) && se.err == nil:
-		return &statusError{code: se.code, err: saved, hints: hintsOf(saved)}
+		return &cli.Error{Status: status, Err: saved, Hints: cli.HintsOf(saved)}
+	case errors.As(err, &se) && se.Err == nil:
+		return &cli.Error{Status: se.Status, Err: saved, Hints: cli.HintsOf(saved)}
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/plot"
 )
@@ -93,7 +94,7 @@ func TestPlotRefusesWhatHasNoTimeSeries(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), []string{"plot", in, "-o", pic},
-			&streams{Out: &stdout, Err: &stderr, Getenv: func(string) string { return "" }})
+			&cli.Streams{Out: &stdout, Err: &stderr, Getenv: func(string) string { return "" }})
 		got := strings.ReplaceAll(stderr.String(), in, "in")
 		for _, w := range tc.want {
 			if !strings.Contains(got, w+"\n") {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // exopower runs the CLI in-process and returns its stdout, failing the
@@ -18,7 +20,7 @@ import (
 func exopower(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errs bytes.Buffer
-	if code := run(context.Background(), args, &streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
+	if code := run(context.Background(), args, &cli.Streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
 		t.Fatalf("exopower %s: exit status %d\n%s", strings.Join(args, " "), code, errs.String())
 	}
 	return out.String()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
@@ -20,7 +21,7 @@ type reportOptions struct {
 	samples string // a format: write the windows to stdout, the summary to stderr
 }
 
-func newReportCmd(s *streams) *cobra.Command {
+func newReportCmd(s *cli.Streams) *cobra.Command {
 	var o reportOptions
 	c := &cobra.Command{
 		Use:   "report [flags] FILE",
@@ -44,19 +45,19 @@ document's timestamp. Works anywhere, Linux included.`,
 	return c
 }
 
-func runReport(s *streams, o *reportOptions) error {
+func runReport(s *cli.Streams, o *reportOptions) error {
 	var format output.SamplesFormat
 	if o.samples != "" {
 		var err error
 		if format, err = output.ParseSamplesFormat(o.samples); err != nil {
-			return fail(fmt.Errorf("--samples: %w", err))
+			return cli.Fail(fmt.Errorf("--samples: %w", err))
 		}
 	}
 	var r io.Reader = s.In
 	if o.file != "-" {
 		f, err := os.Open(o.file)
 		if err != nil {
-			return fail(err)
+			return cli.Fail(err)
 		}
 		defer f.Close()
 		r = f
@@ -66,22 +67,22 @@ func runReport(s *streams, o *reportOptions) error {
 	if err != nil {
 		hint := "record a stream with: " + powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
 		if errors.Is(err, powermetrics.ErrIntel) {
-			return fail(fmt.Errorf("%s: %w", inputName(o.file), err))
+			return cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.file), err))
 		}
-		return fail(fmt.Errorf("%s: %w", inputName(o.file), err), hint)
+		return cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.file), err), hint)
 	}
 	// A recording has no interval of its own: the mean window stands in.
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
-	sum.Title = "report: " + inputName(o.file)
+	sum.Title = "report: " + cli.InputName(o.file)
 	if format == "" {
 		return printSummary(s, true, o.json, sum)
 	}
 	if err := output.WriteSamples(s.Out, format, windows.Rows(res)); err != nil {
-		if brokenPipe(err) {
+		if cli.BrokenPipe(err) {
 			return nil
 		}
-		return fail(wrote("stdout", err))
+		return cli.Fail(cli.Wrote("stdout", err))
 	}
 	return printSummary(s, false, o.json, sum)
 }

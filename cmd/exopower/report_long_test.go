@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -40,7 +41,7 @@ func TestReportWarnsOfAWindowFarLongerThanTheOthers(t *testing.T) {
 	const want = "document 6 covers 20s, 20 times the recording's typical window (1s): the Mac may have slept"
 
 	var out, errs bytes.Buffer
-	if code := run(context.Background(), []string{"report", path}, &streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
+	if code := run(context.Background(), []string{"report", path}, &cli.Streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
 		t.Fatalf("report: exit status %d\n%s", code, errs.String())
 	}
 	if !strings.Contains(out.String(), "warning: "+want) || !strings.Contains(out.String(), "duration  29.0 s   10 samples, 100% covered") {
@@ -48,7 +49,7 @@ func TestReportWarnsOfAWindowFarLongerThanTheOthers(t *testing.T) {
 	}
 
 	out.Reset()
-	if code := run(context.Background(), []string{"report", "--json", path}, &streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
+	if code := run(context.Background(), []string{"report", "--json", path}, &cli.Streams{Out: &out, Err: &errs, Getenv: func(string) string { return "" }}); code != 0 {
 		t.Fatalf("report --json: exit status %d\n%s", code, errs.String())
 	}
 	var sum struct {

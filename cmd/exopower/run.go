@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -24,7 +25,7 @@ type runOptions struct {
 	files  windowFiles
 }
 
-func newRunCmd(s *streams) *cobra.Command {
+func newRunCmd(s *cli.Streams) *cobra.Command {
 	var o runOptions
 	c := &cobra.Command{
 		Use:   "run [flags] -- COMMAND [ARGS...]",
@@ -51,7 +52,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	return c
 }
 
-func runRun(ctx context.Context, s *streams, o *runOptions) error {
+func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	cmd, err := o.command(s)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	}
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	meter, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
 	if err != nil {
 		stopStart()
@@ -78,7 +79,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	span := meter.Begin(startCtx, onWindow)
 	if stopStart() {
 		meter.Stop()
-		return fail(errors.New("interrupted before the command started; it was not run"))
+		return cli.Fail(errors.New("interrupted before the command started; it was not run"))
 	}
 	p, err := child.Start(cmd)
 	if err != nil {
@@ -88,7 +89,7 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 	exit, signals, late := waitCommand(s, p)
 	// A signal now cuts the wait for the window that covers the end
 	// short: the user wants what was measured, at once.
-	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
+	endCtx, stopEnd := cli.CancelOnSignal(context.Background(), s.Signals)
 	if signals > 1 || late {
 		stopEnd()
 	}
@@ -103,9 +104,9 @@ func runRun(ctx context.Context, s *streams, o *runOptions) error {
 
 // command checks the options and says what to run, as whom, before
 // anything starts: a command that cannot run is not measured.
-func (o *runOptions) command(s *streams) (child.Command, error) {
+func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	if len(o.argv) == 0 {
-		return child.Command{}, fail(errors.New("run: no command to measure"), "usage: exopower run [flags] -- COMMAND [ARGS...]")
+		return child.Command{}, cli.Fail(errors.New("run: no command to measure"), "usage: exopower run [flags] -- COMMAND [ARGS...]")
 	}
 	if err := o.validate(); err != nil {
 		return child.Command{}, err
@@ -118,7 +119,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 		return child.Command{}, err
 	}
 	if o.files.given() && o.nodes.given() {
-		return child.Command{}, fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
+		return child.Command{}, cli.Fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
 	}
 	if err := o.files.check(id); err != nil {
 		return child.Command{}, err
@@ -140,7 +141,7 @@ func (o *runOptions) command(s *streams) (child.Command, error) {
 // to it; a second one kills it: the user wants out now. late reports a
 // signal that came once the command had ended: it is meant for the wait
 // that follows, not for the command.
-func waitCommand(s *streams, p *child.Process) (exit child.Exit, signals int, late bool) {
+func waitCommand(s *cli.Streams, p *child.Process) (exit child.Exit, signals int, late bool) {
 	for {
 		select {
 		case <-p.Done():
@@ -164,13 +165,13 @@ func waitCommand(s *streams, p *child.Process) (exit child.Exit, signals int, la
 
 // finish writes the summary of the run and returns the status to exit
 // with: the command's.
-func (o *runOptions) finish(s *streams, res sampler.Result, t0 time.Time, exit child.Exit, signals int, id child.Identity) error {
+func (o *runOptions) finish(s *cli.Streams, res sampler.Result, t0 time.Time, exit child.Exit, signals int, id child.Identity) error {
 	return o.deliver(s, output.NewSummary(res, t0, o.interval), exit, signals, id)
 }
 
 // deliver completes the summary with the command's end, writes it, and
 // returns the status to exit with: the command's.
-func (o *runOptions) deliver(s *streams, sum *output.Summary, exit child.Exit, signals int, id child.Identity) error {
+func (o *runOptions) deliver(s *cli.Streams, sum *output.Summary, exit child.Exit, signals int, id child.Identity) error {
 	sum.Command = o.argv
 	sum.ExitCode = &exit.Status
 	if exit.Signal != "" {
@@ -192,11 +193,11 @@ func (o *runOptions) deliver(s *streams, sum *output.Summary, exit child.Exit, s
 	// rely on it), even after a second Ctrl-C killed it: as the summary's
 	// exit_code says, one answer to "how did it end". A reader that went
 	// away (| head) wanted no more: nothing to say.
-	if err != nil && !brokenPipe(err) {
-		return &statusError{code: exit.Status, err: err, hints: hintsOf(err)}
+	if err != nil && !cli.BrokenPipe(err) {
+		return &cli.Error{Status: exit.Status, Err: err, Hints: cli.HintsOf(err)}
 	}
 	if exit.Status != 0 {
-		return &statusError{code: exit.Status}
+		return cli.Exit(exit.Status)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v2"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/serve"
@@ -37,7 +38,7 @@ type serveOptions struct {
 	webConfig string
 }
 
-func newServeCmd(s *streams) *cobra.Command {
+func newServeCmd(s *cli.Streams) *cobra.Command {
 	var o serveOptions
 	c := &cobra.Command{
 		Use:   "serve [flags]",
@@ -63,7 +64,7 @@ otherwise, which then needs a web config with passwords (--web.config.file).`,
 	return c
 }
 
-func runServe(ctx context.Context, s *streams, o *serveOptions) error {
+func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -74,10 +75,10 @@ func runServe(ctx context.Context, s *streams, o *serveOptions) error {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			hint = "is another exopower serve running? choose another address with --listen"
 		}
-		return fail(fmt.Errorf("--listen %s: %w", o.listen, err), hint)
+		return cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), hint)
 	}
 	defer ln.Close()
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: o.powermetricsPath(s.Getenv), Interval: o.interval}, Rerun: "exopower serve"}
 	p, err := powermetrics.Launch(startCtx, opts)
 	stopStart()
@@ -114,7 +115,7 @@ func runServe(ctx context.Context, s *streams, o *serveOptions) error {
 	defer cancel()
 	hs.Shutdown(shutdown)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fail(fmt.Errorf("serve: %w", err))
+		return cli.Fail(fmt.Errorf("serve: %w", err))
 	}
 	return nil
 }
@@ -126,20 +127,20 @@ func (o *serveOptions) config() (serve.Config, error) {
 	}
 	users, err := webUsers(o.webConfig)
 	if err != nil {
-		return serve.Config{}, fail(fmt.Errorf("--web.config.file %s: %w", o.webConfig, err), "see https://prometheus.io/docs/prometheus/latest/configuration/https/ for the format")
+		return serve.Config{}, cli.Fail(fmt.Errorf("--web.config.file %s: %w", o.webConfig, err), "see https://prometheus.io/docs/prometheus/latest/configuration/https/ for the format")
 	}
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
-		return serve.Config{}, fail(fmt.Errorf("--listen %s: %w", o.listen, err), "give host:port, such as "+DefaultListen)
+		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), "give host:port, such as "+DefaultListen)
 	}
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && users == 0 {
-		return serve.Config{}, fail(fmt.Errorf("--listen %s reaches beyond this machine, and no web config sets passwords", o.listen),
+		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s reaches beyond this machine, and no web config sets passwords", o.listen),
 			"give --web.config.file with basic_auth_users (and TLS), or listen on 127.0.0.1")
 	}
 	node := o.node
 	if node == "" {
 		if node, err = os.Hostname(); err != nil {
-			return serve.Config{}, fail(fmt.Errorf("no --node-name, and the hostname: %w", err), "give --node-name")
+			return serve.Config{}, cli.Fail(fmt.Errorf("no --node-name, and the hostname: %w", err), "give --node-name")
 		}
 	}
 	cfg := serve.Config{Node: node, Interval: o.interval, Authenticated: users > 0}

@@ -20,6 +20,7 @@ import (
 
 	"howett.net/plist"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -442,7 +443,7 @@ func TestLaunchDaemonPlist(t *testing.T) {
 	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || filepath.Base(d.ProgramArguments[0]) != "exopower" || d.ProgramArguments[1] != "serve" {
 		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve", d.ProgramArguments)
 	}
-	serve := newServeCmd(&streams{Getenv: func(string) string { return "" }})
+	serve := newServeCmd(&cli.Streams{Getenv: func(string) string { return "" }})
 	if err := serve.ParseFlags(d.ProgramArguments[2:]); err != nil || len(serve.Flags().Args()) != 0 {
 		t.Errorf("ProgramArguments %q: not flags of exopower serve: %v %q", d.ProgramArguments, err, serve.Flags().Args())
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -86,7 +87,7 @@ func watchOnAFakeTerminal(t *testing.T, env map[string]string) (scr *screen, fee
 	feed = func() { w.Write(append(doc.Append(nil), 0)) }
 	scr = newScreen(80, 24)
 	resized, signals, done = make(chan os.Signal, 1), make(chan os.Signal, 1), make(chan error, 1)
-	s := &streams{
+	s := &cli.Streams{
 		In: r, InFd: int(r.Fd()), Out: scr, Err: &bytes.Buffer{}, OutTTY: true,
 		Getenv:   func(k string) string { return env[k] },
 		Environ:  func() []string { return nil },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 )
 
@@ -129,7 +130,7 @@ func setVersion(root *cobra.Command, v versionInfo) {
 	root.SetVersionTemplate(`{{index .Annotations "version_text"}}`)
 }
 
-func newVersionCmd(s *streams) *cobra.Command {
+func newVersionCmd(s *cli.Streams) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "version",
@@ -154,5 +155,5 @@ func writeVersion(w io.Writer, v versionInfo, asJSON bool) error {
 	} else {
 		_, err = io.WriteString(w, v.text())
 	}
-	return wrote("stdout", err)
+	return cli.Wrote("stdout", err)
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
@@ -24,7 +22,7 @@ type watchOptions struct {
 	nodes    nodeOptions
 }
 
-func newWatchCmd(s *streams) *cobra.Command {
+func newWatchCmd(s *cli.Streams) *cobra.Command {
 	var o watchOptions
 	c := &cobra.Command{
 		Use:   "watch [flags]",
@@ -52,23 +50,23 @@ type update struct {
 	tot sampler.Totals
 }
 
-func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
+func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
 	if o.count < 0 {
-		return fail(fmt.Errorf("--count %d is out of range: it takes 0 (no limit, the default) or more samples", o.count))
+		return cli.Fail(fmt.Errorf("--count %d is out of range: it takes 0 (no limit, the default) or more samples", o.count))
 	}
 	if o.duration < 0 {
-		return fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
+		return cli.Fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
 	}
 	if o.nodes.given() {
 		if o.from != "" {
-			return fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
+			return cli.Fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
 		}
 		return o.watchNodes(ctx, s)
 	}
-	startCtx, stopStart := cancelOnSignal(ctx, s.Signals)
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	meter, err := startSource(startCtx, s, o)
 	stopStart()
 	if err != nil {
@@ -97,7 +95,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 	// output failed; the failure is what watch then exits with.
 	serr := printSummary(s, o.json, o.json, sum)
 	if err != nil {
-		return wrote("stdout", err)
+		return cli.Wrote("stdout", err)
 	}
 	return serr
 }
@@ -105,7 +103,7 @@ func runWatch(ctx context.Context, s *streams, o *watchOptions) error {
 // follow shows the windows as they come, until --count, --duration, a
 // signal, the end of the stream or a failure to show one, and returns the
 // end of the span and that failure.
-func (o *watchOptions) follow(s *streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) (time.Time, error) {
+func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) (time.Time, error) {
 	var timeout <-chan time.Time
 	if o.duration > 0 {
 		timer := time.NewTimer(o.duration - time.Since(t0))
@@ -160,7 +158,7 @@ func drain(sink output.Sink, updates <-chan update, last time.Time) (time.Time, 
 
 // closeSpan ends the span at end, stops the stream and returns what was
 // measured. A further signal cuts the wait for the last window short.
-func closeSpan(s *streams, meter *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
+func closeSpan(s *cli.Streams, meter *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
 	// Windows that come while the span is closed are not shown, but the
 	// Sampler must not block handing them over.
 	drained := make(chan struct{})
@@ -169,7 +167,7 @@ func closeSpan(s *streams, meter *sampler.Sampler, span *sampler.Span, end time.
 		for range updates {
 		}
 	}()
-	endCtx, stop := cancelOnSignal(context.Background(), s.Signals)
+	endCtx, stop := cli.CancelOnSignal(context.Background(), s.Signals)
 	res := endMeasuring(endCtx, meter, span, end)
 	stop()
 	close(updates)
@@ -184,11 +182,11 @@ func streamSource(meter *sampler.Sampler) output.Source {
 }
 
 // startSource starts powermetrics, or reads the stream named by --from.
-func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sampler, error) {
+func startSource(ctx context.Context, s *cli.Streams, o *watchOptions) (*sampler.Sampler, error) {
 	if o.from == "" {
 		return startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower watch")
 	}
-	in, regular, err := openInput(o.from, s)
+	in, regular, err := s.OpenLive(o.from)
 	if err != nil {
 		return nil, err
 	}
@@ -196,13 +194,13 @@ func startSource(ctx context.Context, s *streams, o *watchOptions) (*sampler.Sam
 		in.Close()
 		// A file is read at once: arrival times would say nothing of
 		// when its windows were.
-		return nil, fail(fmt.Errorf("--from %s is a recorded file, not a live stream", inputName(o.from)),
+		return nil, cli.Fail(fmt.Errorf("--from %s is a recorded file, not a live stream", cli.InputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
 	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Source: "powermetrics", Interval: o.interval, FromPipe: true})
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
-		return nil, fail(fmt.Errorf("%s: %w", inputName(o.from), err), notLiveHint(o.from, err))
+		return nil, cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.from), err), notLiveHint(o.from, err))
 	}
 	return meter, nil
 }
@@ -217,34 +215,4 @@ func notLiveHint(from string, err error) string {
 		return "summarise a recording with: exopower report FILE, or exopower report - to read it from stdin"
 	}
 	return "summarise a recording with: exopower report " + from
-}
-
-// openInput opens FILE, or stdin for "-", and says whether it is a
-// regular file. Stdin's flags, which it shares with the shell, are left
-// as they are (see stdinReader).
-func openInput(name string, s *streams) (in io.ReadCloser, regular bool, err error) {
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, false, fail(err)
-		}
-		fi, err := f.Stat()
-		return f, err == nil && fi.Mode().IsRegular(), nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(s.InFd, &st); err != nil {
-		return nil, false, fail(fmt.Errorf("stdin: %w", os.NewSyscallError("fstat", err)))
-	}
-	r, err := newStdinReader(s.InFd)
-	if err != nil {
-		return nil, false, fail(fmt.Errorf("stdin: %w", err))
-	}
-	return r, st.Mode&unix.S_IFMT == unix.S_IFREG, nil
-}
-
-func inputName(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	return name
 }

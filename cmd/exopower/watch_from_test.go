@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
@@ -44,8 +45,8 @@ func fileFlags(t *testing.T, f *os.File) int {
 
 // stdinStreams are the streams of an in-process exopower whose stdin is
 // in.
-func stdinStreams(in *os.File, out io.Writer, errs *bytes.Buffer) *streams {
-	return &streams{
+func stdinStreams(in *os.File, out io.Writer, errs *bytes.Buffer) *cli.Streams {
+	return &cli.Streams{
 		In: in, InFd: int(in.Fd()), Out: out, Err: errs,
 		Getenv:  func(string) string { return "" },
 		Environ: func() []string { return nil },

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
@@ -21,7 +22,7 @@ type nodeLine struct {
 // terminal, a line per node's window and a total line otherwise. Each
 // node streams its windows (GET /v1/windows); a span on each, opened at
 // the start and ended at the end, makes the summary, as in run --node.
-func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
+func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
 	lines := make(chan nodeLine, 256)
 	// This Mac's windows come from its Sampler's goroutine, which may
 	// hand one over before its place among the nodes is known: they come
@@ -52,7 +53,7 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 		}
 	}
 	stopStreams()
-	endCtx, stopEnd := cancelOnSignal(context.Background(), s.Signals)
+	endCtx, stopEnd := cli.CancelOnSignal(context.Background(), s.Signals)
 	nodes := cluster.EndAll(endCtx, members, end)
 	stopEnd()
 	// A watch has no command to time: its span over the cluster is the
@@ -66,7 +67,7 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *streams) error {
 	sum.Title = fmt.Sprintf("watch: %d nodes", len(members))
 	serr := printSummary(s, o.json, o.json, sum)
 	if err != nil {
-		return wrote("stdout", err)
+		return cli.Wrote("stdout", err)
 	}
 	return serr
 }
@@ -102,7 +103,7 @@ func streamNodes(members []cluster.Member, lines chan<- nodeLine) (names []strin
 
 // followNodes shows the nodes' windows until --duration, --count (windows
 // of every node), a signal or a failure to show one, and returns the end.
-func (o *watchOptions) followNodes(s *streams, sink output.ClusterSink, lines <-chan nodeLine, t0 time.Time, n, local int) (time.Time, error) {
+func (o *watchOptions) followNodes(s *cli.Streams, sink output.ClusterSink, lines <-chan nodeLine, t0 time.Time, n, local int) (time.Time, error) {
 	var timeout <-chan time.Time
 	if o.duration > 0 {
 		timer := time.NewTimer(o.duration - time.Since(t0))

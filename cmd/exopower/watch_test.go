@@ -3,12 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/exopower/exopower/internal/output"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/output"
 )
 
 // Ctrl-C ends exopower watch like --count does: the summary on stderr,

@@ -5,44 +5,17 @@
 //
 // The package reads neither the environment nor os.Args: the caller
 // passes what it needs (getenv, the environment, the effective user id,
-// the standard streams), so that tests can run it with made-up ones.
+// the standard streams), so that tests can run it with made-up ones. Its
+// failures before the command starts are *cli.Error: 125 when the user to
+// run the command as cannot be made out, 126 when the command cannot be
+// executed, 127 when it is not found.
 package child
 
-// Statuses that stand for the command when it could not be run, as a
-// shell and GNU env give them.
-const (
-	// statusFailure is exopower's own failure, as GNU env and timeout
-	// give it: such as when the user to run the command as cannot be
-	// made out, and the command was not started.
-	statusFailure = 125
-	// statusCannotExecute: the command was found but could not be run.
-	statusCannotExecute = 126
-	// statusNotFound: there is no such command.
-	statusNotFound = 127
-)
+import "github.com/exopower/exopower/internal/cli"
 
-// Error is a failure that decides exopower's exit status: 125 when the
-// user to run the command as cannot be made out, 126 when the command
-// cannot be executed, 127 when it is not found. The command did not
-// start.
-type Error struct {
-	// Status is the exit status exopower ends with.
-	Status int
-	// Err says what went wrong, in a message for the user.
-	Err   error
-	hints []string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hints returns next steps for the user, one line each; often none.
-func (e *Error) Hints() []string { return e.hints }
-
-// failure is an Error of exopower's own, before the command starts.
-func failure(err error, hints ...string) *Error {
-	return &Error{Status: statusFailure, Err: err, hints: hints}
+// failure is exopower's own failure, before the command starts.
+func failure(err error, hints ...string) *cli.Error {
+	return &cli.Error{Status: cli.StatusFailure, Err: err, Hints: hints}
 }
 
 // notFoundError reads as a shell says it, and keeps the cause (no such

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 func TestSupplementaryGroups(t *testing.T) {
@@ -51,7 +53,7 @@ func TestParseGroupsRefusesIdsThatAreNotNumbers(t *testing.T) {
 		t.Errorf("parseGroups = %v, %v", got, err)
 	}
 	_, err := parseGroups("ada", []string{"20", "S-1-5-32-544"})
-	var ce *Error
+	var ce *cli.Error
 	if !errors.As(err, &ce) || ce.Status != 125 || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("err = %#v", err)
 	}
@@ -106,8 +108,8 @@ func TestIdentify(t *testing.T) {
 				}
 				return
 			}
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Status != tt.status || !strings.HasPrefix(err.Error(), tt.message) || !slices.Equal(ce.Hints(), tt.hints) {
+			var ce *cli.Error
+			if !errors.As(err, &ce) || ce.Status != tt.status || !strings.HasPrefix(err.Error(), tt.message) || !slices.Equal(ce.Hints, tt.hints) {
 				t.Fatalf("err = %v (%#v), want status %d, message %q, hints %q", err, err, tt.status, tt.message, tt.hints)
 			}
 			if tt.checkErr != nil && !tt.checkErr(err) {
@@ -152,7 +154,7 @@ func TestIdentifyTheUserWhoRanSudo(t *testing.T) {
 // no group to run the command with.
 func TestCredentialWithoutAGroup(t *testing.T) {
 	_, err := credential(&user.User{Username: "ghost", Uid: "4000000000", Gid: "ghosts"}, 4000000000, "")
-	var ce *Error
+	var ce *cli.Error
 	if !errors.As(err, &ce) || ce.Status != 125 || err.Error() != `no group for the user who ran sudo (SUDO_GID="")` {
 		t.Errorf("err = %v (%#v)", err, err)
 	}

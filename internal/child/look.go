@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/exopower/exopower/internal/access"
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // Look finds the command name as a shell would, in the directories of
@@ -20,7 +21,7 @@ import (
 // cred is who the command will run as (nil: exopower's own user): under
 // sudo the checks are the invoking user's, not root's, so that a file
 // only root may run is refused before anything starts. It returns the
-// path to start, or an *Error with status 127 when there is no such
+// path to start, or a *cli.Error with status 127 when there is no such
 // command (or a script's interpreter is missing, as zsh and bash say) and
 // 126 when it cannot be executed. PATH is the caller's to give: this
 // package does not read the environment.
@@ -51,11 +52,11 @@ func Look(name, pathList string, cred *syscall.Credential) (string, error) {
 			// As exec.LookPath refuses it: a command found through a
 			// relative entry in PATH is one that whoever controls the
 			// current directory chose.
-			return "", &Error{Status: statusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, exec.ErrDot)}
+			return "", &cli.Error{Status: cli.StatusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, exec.ErrDot)}
 		}
 		return found(path)
 	}
-	return "", &Error{Status: statusNotFound, Err: &notFoundError{name, exec.ErrNotFound}}
+	return "", &cli.Error{Status: cli.StatusNotFound, Err: &notFoundError{name, exec.ErrNotFound}}
 }
 
 // found returns path, unless it is a script whose interpreter is missing.
@@ -98,7 +99,7 @@ func usable(path string, cred *syscall.Credential) error {
 	return access.Check(path, cred, access.Execute)
 }
 
-// interpreterMissing returns an *Error with status 127 when path is a
+// interpreterMissing returns a *cli.Error with status 127 when path is a
 // script whose #! line names an interpreter that does not exist: exec
 // then fails with "no such file" for a file that is there, and the user
 // would look for the wrong one.
@@ -110,9 +111,9 @@ func interpreterMissing(path string) error {
 	if _, err := os.Stat(interp); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return &Error{Status: statusNotFound,
+	return &cli.Error{Status: cli.StatusNotFound,
 		Err:   fmt.Errorf("%s: bad interpreter: %s: %w", path, interp, syscall.ENOENT),
-		hints: []string{"install " + interp + ", or change the first line of " + path + " to name an interpreter that is there"}}
+		Hints: []string{"install " + interp + ", or change the first line of " + path + " to name an interpreter that is there"}}
 }
 
 // interpreter returns the program that a #! line at the start of path
@@ -140,16 +141,16 @@ func interpreter(path string) string {
 // startFailure maps a failure to find or start the command to 127 when
 // there is no such file and 126 otherwise, with the innermost cause as
 // the message ("permission denied"), as a shell words it.
-func startFailure(name string, err error) *Error {
+func startFailure(name string, err error) *cli.Error {
 	if errors.Is(err, fs.ErrNotExist) {
-		if e, ok := interpreterMissing(name).(*Error); ok {
+		if e, ok := interpreterMissing(name).(*cli.Error); ok {
 			// The script is there and its interpreter went away since
 			// Look; say which is missing.
 			return e
 		}
-		return &Error{Status: statusNotFound, Err: &notFoundError{name, err}}
+		return &cli.Error{Status: cli.StatusNotFound, Err: &notFoundError{name, err}}
 	}
-	return &Error{Status: statusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, unwrapAll(err))}
+	return &cli.Error{Status: cli.StatusCannotExecute, Err: fmt.Errorf("%s: cannot execute: %w", name, unwrapAll(err))}
 }
 
 func unwrapAll(err error) error {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // lookFixture makes, in a new current directory, an executable here and
@@ -88,7 +90,7 @@ func TestLook(t *testing.T) {
 				}
 				return
 			}
-			var ce *Error
+			var ce *cli.Error
 			if !errors.As(err, &ce) || ce.Status != tt.status || err.Error() != tt.message || got != "" {
 				t.Fatalf("Look(%q, %q) = %q, %v (%#v); want status %d, %q", tt.command, tt.path, got, err, err, tt.status, tt.message)
 			}
@@ -153,7 +155,7 @@ func TestLookChecksAsTheUserTheCommandRunsAs(t *testing.T) {
 				}
 				return
 			}
-			var ce *Error
+			var ce *cli.Error
 			if !errors.As(err, &ce) || ce.Status != tt.status || !errors.Is(err, fs.ErrPermission) {
 				t.Errorf("Look(%q) = %q, %v; want status %d, permission denied", tt.command, got, err, tt.status)
 			}

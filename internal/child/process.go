@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // Command is what to start and how.
@@ -65,7 +67,7 @@ type Exit struct {
 	Err error
 }
 
-// Start starts c. It returns an *Error with status 127 when c.Path does
+// Start starts c. It returns a *cli.Error with status 127 when c.Path does
 // not exist and 126 when it cannot be executed; the command has then not
 // run.
 func Start(c Command) (*Process, error) {
@@ -148,7 +150,7 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 	if ps == nil {
 		// The wait itself failed (Exit.Err says why): the command's
 		// status is unknown, and exopower cannot give it.
-		return statusFailure, ""
+		return cli.StatusFailure, ""
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal()), unix.SignalName(ws.Signal())

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // sh starts script under sh, in a process group of its own or in the
@@ -164,13 +166,13 @@ func TestStartFailures(t *testing.T) {
 			if p != nil {
 				t.Fatalf("started: %+v", p.Wait())
 			}
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Status != tt.status || err.Error() != tt.message || !errors.Is(err, tt.is) || len(ce.Hints()) != 0 {
+			var ce *cli.Error
+			if !errors.As(err, &ce) || ce.Status != tt.status || err.Error() != tt.message || !errors.Is(err, tt.is) || len(ce.Hints) != 0 {
 				t.Errorf("err = %v (%#v), want status %d, %q, wrapping %v", err, err, tt.status, tt.message, tt.is)
 			}
 		})
 	}
-	if _, err := Start(Command{Path: "/bin/sh"}); err == nil || errors.As(err, new(*Error)) {
+	if _, err := Start(Command{Path: "/bin/sh"}); err == nil || errors.As(err, new(*cli.Error)) {
 		t.Errorf("no argv: err = %#v", err)
 	}
 }

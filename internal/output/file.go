@@ -13,22 +13,8 @@ import (
 	"syscall"
 
 	"github.com/exopower/exopower/internal/access"
+	"github.com/exopower/exopower/internal/cli"
 )
-
-// Error is a summary that cannot be written where it was asked to go,
-// with what to do instead.
-type Error struct {
-	Err   error
-	hints []string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hints returns the steps that fix the failure, for people to read.
-func (e *Error) Hints() []string { return e.hints }
-
-func failure(err error, hints ...string) error { return &Error{err, hints} }
 
 // CheckPath refuses, before anything starts, a path to write to (given
 // by flag, such as -o, which the messages name) that can be
@@ -48,7 +34,7 @@ func CheckPath(flag, path string, as *syscall.Credential) error {
 	}
 	t, err := resolve(path)
 	if err != nil {
-		return failure(fmt.Errorf("%s %s: %w", flag, path, bare(err)), "choose another path")
+		return cli.Fail(fmt.Errorf("%s %s: %w", flag, path, bare(err)), "choose another path")
 	}
 	name := path
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 && t.fd < 0 {
@@ -58,9 +44,9 @@ func CheckPath(flag, path string, as *syscall.Credential) error {
 	case t.fd >= 0:
 		return nil
 	case t.fi != nil && t.fi.IsDir():
-		return failure(fmt.Errorf("%s %s is a directory", flag, name), "name a file, such as "+filepath.Join(path, "summary.json"))
+		return cli.Fail(fmt.Errorf("%s %s is a directory", flag, name), "name a file, such as "+filepath.Join(path, "summary.json"))
 	case t.fi != nil && t.fi.Mode()&fs.ModeSocket != 0:
-		return failure(fmt.Errorf("%s %s is a socket, which cannot be opened to write to", flag, name), "name a file, a FIFO or a device")
+		return cli.Fail(fmt.Errorf("%s %s is a socket, which cannot be opened to write to", flag, name), "name a file, a FIFO or a device")
 	}
 	if t.fi != nil && !t.fi.Mode().IsRegular() {
 		return checkUser(flag, name, t.path, as, access.Write)
@@ -81,7 +67,7 @@ func checkUser(flag, name, path string, as *syscall.Credential, want uint32) err
 		return nil
 	}
 	if err := access.Check(path, as, want); err != nil {
-		return failure(fmt.Errorf("%s %s: the user who ran sudo (uid %d) may not write %s: %w", flag, name, as.Uid, path, bare(err)),
+		return cli.Fail(fmt.Errorf("%s %s: the user who ran sudo (uid %d) may not write %s: %w", flag, name, as.Uid, path, bare(err)),
 			"choose a path that user can write to")
 	}
 	return nil
@@ -92,14 +78,14 @@ func checkDir(flag, name, dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return failure(fmt.Errorf("%s %s: directory %s does not exist", flag, name, dir), "create it first, or choose another path")
+		return cli.Fail(fmt.Errorf("%s %s: directory %s does not exist", flag, name, dir), "create it first, or choose another path")
 	case err != nil:
-		return failure(fmt.Errorf("%s %s: %w", flag, name, err), "choose another path")
+		return cli.Fail(fmt.Errorf("%s %s: %w", flag, name, err), "choose another path")
 	case !fi.IsDir():
-		return failure(fmt.Errorf("%s %s: %s is not a directory", flag, name, dir), "choose another path")
+		return cli.Fail(fmt.Errorf("%s %s: %s is not a directory", flag, name, dir), "choose another path")
 	}
 	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return failure(fmt.Errorf("%s %s: cannot write in %s: %w", flag, name, dir, err), "choose a path you can write to")
+		return cli.Fail(fmt.Errorf("%s %s: cannot write in %s: %w", flag, name, dir, err), "choose a path you can write to")
 	}
 	return nil
 }

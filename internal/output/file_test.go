@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 func TestCheckPathRefusesWhatCanNeverTakeTheSummary(t *testing.T) {
@@ -60,20 +62,12 @@ func TestCheckPathRefusesWhatCanNeverTakeTheSummary(t *testing.T) {
 				}
 				return
 			}
-			var e *Error
-			if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.want) || len(e.Hints()) == 0 || !strings.HasPrefix(e.Hints()[0], tt.hint) {
-				t.Errorf("CheckPath(%q) = %v (hints %q), want %q with the hint %q", tt.path, err, hintsOf(err), tt.want, tt.hint)
+			var e *cli.Error
+			if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.want) || len(e.Hints) == 0 || !strings.HasPrefix(e.Hints[0], tt.hint) {
+				t.Errorf("CheckPath(%q) = %v (hints %q), want %q with the hint %q", tt.path, err, cli.HintsOf(err), tt.want, tt.hint)
 			}
 		})
 	}
-}
-
-func hintsOf(err error) []string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Hints()
-	}
-	return nil
 }
 
 func TestCheckPathRefusesAFolderThatCannotBeWritten(t *testing.T) {

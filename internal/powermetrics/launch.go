@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/power"
 )
 
@@ -113,18 +114,6 @@ func launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 
 var errEndedEarly = errors.New("powermetrics ended before its first sample")
 
-// LaunchError says why powermetrics could not measure, and what fixes it.
-type LaunchError struct {
-	Err   error
-	Fixes []string
-}
-
-func (e *LaunchError) Error() string { return e.Err.Error() }
-func (e *LaunchError) Unwrap() error { return e.Err }
-
-// Hints returns the steps that fix the failure, for people to read.
-func (e *LaunchError) Hints() []string { return e.Fixes }
-
 // needsRoot reports whether powermetrics refused for want of root.
 func needsRoot(err error) bool {
 	var ee *ExitError
@@ -141,24 +130,23 @@ func explain(err error, opts LaunchOptions) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
-		return &LaunchError{fmt.Errorf("powermetrics not found at %s", opts.Path), []string{
-			"exopower measures Apple Silicon Macs, where macOS has " + DefaultPath,
-			"to try exopower elsewhere, point --powermetrics or EXOPOWER_POWERMETRICS at a stand-in (see the README)"}}
+		return cli.Fail(fmt.Errorf("powermetrics not found at %s", opts.Path),
+			"exopower measures Apple Silicon Macs, where macOS has "+DefaultPath,
+			"to try exopower elsewhere, point --powermetrics or EXOPOWER_POWERMETRICS at a stand-in (see the README)")
 	case needsRoot(err):
 		return rootHints(err, "", opts)
 	case errors.Is(err, ErrNoPowerData):
-		return &LaunchError{fmt.Errorf("powermetrics: %w", err),
-			[]string{"exopower needs an Apple Silicon Mac itself: a virtual machine has no power data"}}
+		return cli.Fail(fmt.Errorf("powermetrics: %w", err), "exopower needs an Apple Silicon Mac itself: a virtual machine has no power data")
 	case errors.Is(err, ErrIntel):
-		return &LaunchError{fmt.Errorf("powermetrics: %w", err), nil}
+		return cli.Fail(fmt.Errorf("powermetrics: %w", err))
 	case errors.As(err, &ee):
-		return &LaunchError{fmt.Errorf("powermetrics failed before its first sample: %w", ee), []string{checkAlone}}
+		return cli.Fail(fmt.Errorf("powermetrics failed before its first sample: %w", ee), checkAlone)
 	case errors.Is(err, context.Canceled):
-		return &LaunchError{errors.New("interrupted before powermetrics's first sample; nothing was started"), nil}
+		return cli.Fail(errors.New("interrupted before powermetrics's first sample; nothing was started"))
 	case errors.Is(err, context.DeadlineExceeded):
-		return &LaunchError{fmt.Errorf("gave up waiting for powermetrics's first sample: %w", err), []string{checkAlone}}
+		return cli.Fail(fmt.Errorf("gave up waiting for powermetrics's first sample: %w", err), checkAlone)
 	}
-	return &LaunchError{err, []string{checkAlone}}
+	return cli.Fail(err, checkAlone)
 }
 
 func rootHints(err error, sudoSaid string, opts LaunchOptions) error {
@@ -177,8 +165,8 @@ func rootHints(err error, sudoSaid string, opts LaunchOptions) error {
 	if sudoSaid != "" {
 		msg += fmt.Sprintf("; sudo -n did not run it either: %s", sudoSaid)
 	}
-	return &LaunchError{errors.New(msg), []string{
-		"run exopower with sudo: sudo " + opts.Rerun,
+	return cli.Fail(errors.New(msg),
+		"run exopower with sudo: sudo "+opts.Rerun,
 		fmt.Sprintf("or let %s run powermetrics through sudo without a password: add this line with sudo visudo -f /etc/sudoers.d/powermetrics:", name),
-		fmt.Sprintf("  %s ALL=(root) NOPASSWD: %s", name, path)}}
+		fmt.Sprintf("  %s ALL=(root) NOPASSWD: %s", name, path))
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -276,9 +277,9 @@ func TestLaunchFailsWithWhatWentWrongAndHowToFixIt(t *testing.T) {
 				p.Stop()
 				t.Fatal("Launch returned a process")
 			}
-			var le *powermetrics.LaunchError
+			var le *cli.Error
 			if !errors.As(err, &le) {
-				t.Fatalf("Launch = %v (%T), want a *LaunchError", err, err)
+				t.Fatalf("Launch = %v (%T), want a *cli.Error", err, err)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("Launch = %q\nwant %q", err, tt.want)
@@ -286,8 +287,8 @@ func TestLaunchFailsWithWhatWentWrongAndHowToFixIt(t *testing.T) {
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("Launch = %v, want it to wrap %v", err, tt.is)
 			}
-			if !slices.Equal(le.Hints(), tt.hints) {
-				t.Errorf("hints %q\nwant %q", le.Hints(), tt.hints)
+			if !slices.Equal(le.Hints, tt.hints) {
+				t.Errorf("hints %q\nwant %q", le.Hints, tt.hints)
 			}
 			if tt.started {
 				assertGone(t, pidfile)
@@ -355,13 +356,13 @@ func TestLaunchHintsASudoersLineWithAnAbsolutePath(t *testing.T) {
 		Options: powermetrics.Options{Path: "./" + filepath.Base(self), Interval: 20 * time.Millisecond},
 		Rerun:   "exopower watch",
 	})
-	var le *powermetrics.LaunchError
+	var le *cli.Error
 	if !errors.As(err, &le) {
-		t.Fatalf("Launch = %v, want a *LaunchError", err)
+		t.Fatalf("Launch = %v, want a *cli.Error", err)
 	}
 	want := "  " + userName(t) + " ALL=(root) NOPASSWD: " + self
-	if !slices.Contains(le.Hints(), want) {
-		t.Errorf("hints %q\nlack %q", le.Hints(), want)
+	if !slices.Contains(le.Hints, want) {
+		t.Errorf("hints %q\nlack %q", le.Hints, want)
 	}
 }
 
@@ -412,12 +413,12 @@ func TestLaunchWithoutRoot(t *testing.T) {
 				assertGone(t, pidfile)
 				return
 			}
-			var le *powermetrics.LaunchError
+			var le *cli.Error
 			if !errors.As(err, &le) || err.Error() != tt.want {
 				t.Fatalf("Launch = %v\nwant %q", err, tt.want)
 			}
-			if len(le.Hints()) != 3 || le.Hints()[0] != "run exopower with sudo: sudo exopower watch" {
-				t.Errorf("hints %q, want sudo exopower watch and a sudoers line", le.Hints())
+			if len(le.Hints) != 3 || le.Hints[0] != "run exopower with sudo: sudo exopower watch" {
+				t.Errorf("hints %q, want sudo exopower watch and a sudoers line", le.Hints)
 			}
 		})
 	}

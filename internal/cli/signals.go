@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"sync"
 )
 
-// cancelOnSignal returns a context that ends when the next signal comes
+// CancelOnSignal returns a context that ends when the next signal comes
 // from sigs, for a phase that waits on a context (powermetrics's first
 // sample, the window that covers the end). main is the one owner of the
 // signals that end exopower and hands them to whichever phase is running:
 // this one, or a loop that reads sigs itself. stop ends the phase and
 // reports whether a signal ended it.
-func cancelOnSignal(ctx context.Context, sigs <-chan os.Signal) (_ context.Context, stop func() bool) {
+func CancelOnSignal(ctx context.Context, sigs <-chan os.Signal) (_ context.Context, stop func() bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	done, finished := make(chan struct{}), make(chan struct{})
 	signalled := false

@@ -1,14 +1,40 @@
-package main
+package cli
 
 import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// blockingPipe is a pipe as a shell makes it: both ends blocking, unlike
+// those of os.Pipe. Both ends are closed when the test ends.
+func blockingPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	// os.NewFile leaves a blocking descriptor as it is.
+	r, w = os.NewFile(uintptr(fds[0]), "pipe"), os.NewFile(uintptr(fds[1]), "pipe")
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+func fileFlags(t *testing.T, f *os.File) int {
+	t.Helper()
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl
+}
 
 // stdinReader leaves stdin's flags as it found them, whatever they were,
 // reads it to its end, and Close ends a read that waits for data.
