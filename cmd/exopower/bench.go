@@ -19,6 +19,7 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type benchOptions struct {
@@ -401,7 +402,7 @@ func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, boo
 
 // units are a run's units of work: --units, or what --units-from reads
 // from its output; nil without or when unread.
-func (b *bencher) units(out *tailBuffer) *output.Num {
+func (b *bencher) units(out *tailBuffer) *wire.Num {
 	u, ok := b.o.units, b.o.unitsSet
 	if out != nil {
 		u, ok = bench.UnitsFrom(b.o.unitsRE, out.Bytes())
@@ -409,7 +410,7 @@ func (b *bencher) units(out *tailBuffer) *output.Num {
 	if !ok {
 		return nil
 	}
-	n := output.Num(u)
+	n := wire.Num(u)
 	return &n
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // nodeOptions are the flags of a run over several Macs.
@@ -97,7 +98,7 @@ func (o *runOptions) runCluster(ctx context.Context, s *cli.Streams, cmd child.C
 }
 
 // clusterTotal is the cluster's summary, naming the nodes left out.
-func clusterTotal(nodes []output.NodeSummary, skipped []string, start, end time.Time) *output.Summary {
+func clusterTotal(nodes []wire.NodeSummary, skipped []string, start, end time.Time) *wire.Summary {
 	sum := cluster.Total(nodes, start, end.Sub(start))
 	for _, t := range skipped {
 		sum.Warnings = append(sum.Warnings, "node "+t+" did not answer before the start and is not measured (--skip-unreachable): the total leaves it out")
@@ -231,9 +232,9 @@ func (l *localMember) Begin(ctx context.Context) error {
 	return nil
 }
 
-func (l *localMember) End(ctx context.Context, at time.Time) output.NodeSummary {
+func (l *localMember) End(ctx context.Context, at time.Time) wire.NodeSummary {
 	res := endMeasuring(ctx, l.meter, l.span, at)
 	end := l.span.Start.Add(res.Duration)
-	return output.NodeSummary{Summary: output.NewSummary(res, l.span.Start, l.interval), Node: l.Name(), URL: cluster.Local,
+	return wire.NodeSummary{Summary: output.NewSummary(res, l.span.Start, l.interval), Node: l.Name(), URL: cluster.Local,
 		EndedAt: end.UTC().Format(time.RFC3339Nano)}
 }

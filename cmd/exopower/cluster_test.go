@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // node is an exopower serve over the fake powermetrics, for a test.
@@ -63,7 +63,7 @@ func startNode(t *testing.T, name, profile string, env ...string) *node {
 
 // runNodes runs exopower run --json over the nodes and returns its summary
 // and exit status.
-func runNodes(t *testing.T, nodes []*node, argv ...string) (output.Summary, int) {
+func runNodes(t *testing.T, nodes []*node, argv ...string) (wire.Summary, int) {
 	t.Helper()
 	args := []string{"run", "--json"}
 	for _, n := range nodes {
@@ -72,7 +72,7 @@ func runNodes(t *testing.T, nodes []*node, argv ...string) (output.Summary, int)
 	cmd, _ := exopowerCmd(t, append(append(args, "--"), argv...)...)
 	out, err := cmd.Output()
 	code := exitCode(t, err)
-	var sum output.Summary
+	var sum wire.Summary
 	if err := json.Unmarshal(out, &sum); err != nil {
 		t.Fatalf("summary %q: %v", out, err)
 	}
@@ -81,7 +81,7 @@ func runNodes(t *testing.T, nodes []*node, argv ...string) (output.Summary, int)
 
 // truth is the fake's exact energy over a node's span, by the node's own
 // clock (the same machine's here).
-func truth(t *testing.T, n *node, ns output.NodeSummary) float64 {
+func truth(t *testing.T, n *node, ns wire.NodeSummary) float64 {
 	t.Helper()
 	start, err1 := time.Parse(time.RFC3339Nano, ns.StartedAt)
 	end, err2 := time.Parse(time.RFC3339Nano, ns.EndedAt)
@@ -195,10 +195,10 @@ func TestWatchOverNodes(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes, out := watchTwoNodes(t)
 	ls := strings.Split(strings.TrimSpace(string(out)), "\n")
-	latest := map[string]output.SampleLine{}
+	latest := map[string]wire.SampleLine{}
 	samples := 0
 	for _, l := range ls[:len(ls)-1] {
-		var sl output.SampleLine
+		var sl wire.SampleLine
 		if err := json.Unmarshal([]byte(l), &sl); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
@@ -226,7 +226,7 @@ func TestWatchOverNodes(t *testing.T) {
 	if samples < 6 {
 		t.Errorf("%d node lines, want 3 of each node at least", samples)
 	}
-	var sum output.Summary
+	var sum wire.Summary
 	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &sum); err != nil || sum.Type != "summary" || len(sum.Nodes) != 2 {
 		t.Fatalf("summary %q: %v", ls[len(ls)-1], err)
 	}
@@ -260,7 +260,7 @@ func TestRunOverNodesInterrupted(t *testing.T) {
 	if code := exitCode(t, cmd.Wait()); code != 130 {
 		t.Errorf("status %d, want 130", code)
 	}
-	var sum output.Summary
+	var sum wire.Summary
 	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil || len(sum.Nodes) != 2 {
 		t.Fatalf("summary %q: %v", out.String(), err)
 	}
@@ -275,13 +275,9 @@ func TestRunOverNodesInterrupted(t *testing.T) {
 }
 
 // nodeStatus reads a node's GET /v1/status.
-func nodeStatus(t *testing.T, n *node) struct {
-	OpenSpans int `json:"open_spans"`
-} {
+func nodeStatus(t *testing.T, n *node) wire.Status {
 	t.Helper()
-	var st struct {
-		OpenSpans int `json:"open_spans"`
-	}
+	var st wire.Status
 	resp, err := http.Get(n.url + "/v1/status")
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +308,7 @@ func TestRunOverNodesWithOneUnreachable(t *testing.T) {
 	if st := nodeStatus(t, up); st.OpenSpans != 0 {
 		t.Errorf("%d spans left open on the node that answered", st.OpenSpans)
 	}
-	var sum output.Summary
+	var sum wire.Summary
 	cmd, _ = exopowerCmd(t, "run", "--json", "--skip-unreachable", "--node", up.url, "--node", down, "--", "true")
 	out, err := cmd.Output()
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type doctorOptions struct {
@@ -280,34 +281,23 @@ func (sys system) checkServe(ctx context.Context) check {
 		c.fixes = []string{"exopower serve listens there by default: stop that program, or give exopower serve --listen (and exopower doctor --serve) another address", lsof}
 		return c
 	}
-	up := time.Duration(*st.UptimeSeconds * float64(time.Second)).Round(time.Second)
+	up := time.Duration(float64(st.UptimeSeconds) * float64(time.Second)).Round(time.Second)
 	c.ok, c.detail = true, fmt.Sprintf("exopower serve answers at %s: node %s, up %v", sys.serveAddr, st.Node, up)
-	if st.SourceError != nil {
-		c.detail += fmt.Sprintf(", powermetrics started again %d times, last: %s", st.Restarts, *st.SourceError)
+	if st.RestartError != nil {
+		c.detail += fmt.Sprintf(", powermetrics started again %d times, last: %s", st.Restarts, *st.RestartError)
 	}
 	return c
 }
 
-// serveStatus is what the doctor reads of exopower serve's /v1/status.
-type serveStatus struct {
-	Node          string   `json:"node"`
-	UptimeSeconds *float64 `json:"uptime_seconds"`
-	Source        struct {
-		Tool string `json:"tool"`
-	} `json:"source"`
-	Restarts    int     `json:"source_restarts"`
-	SourceError *string `json:"source_error"`
-}
-
 // readServeStatus reads an answer as exopower serve's status, and says
 // whether it is one.
-func readServeStatus(resp *http.Response, body []byte) (serveStatus, bool) {
-	var st serveStatus
+func readServeStatus(resp *http.Response, body []byte) (wire.Status, bool) {
+	var st wire.Status
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || media != "application/json" || json.Unmarshal(body, &st) != nil {
 		return st, false
 	}
-	return st, st.Node != "" && st.UptimeSeconds != nil && st.Source.Tool == "powermetrics"
+	return st, st.Node != "" && st.Source.Tool != ""
 }
 
 // describeAnswer names what answered: its status, server, type and the

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
-
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // TestMain makes the test binary stand in for exopower, the fake
@@ -205,7 +204,7 @@ func cmdTruth(ts *testscript.TestScript, neg bool, args []string) {
 	if _, err := fmt.Sscan(ts.ReadFile(args[0]), &inner[0], &inner[1]); err != nil {
 		ts.Fatalf("span file: %v", err)
 	}
-	var sum output.Summary
+	var sum wire.Summary
 	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &sum); err != nil {
 		ts.Fatalf("summary: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type plotOptions struct {
@@ -195,11 +196,11 @@ func benchChart(title string, rep *bench.Report) plot.Bench {
 // watchLine is a line of watch --node --json: a node's window, a total,
 // or the summary at the end.
 type watchLine struct {
-	output.SampleLine
+	wire.SampleLine
 	// The summary's.
-	DurationSeconds output.Num           `json:"duration_seconds"`
-	AvgPowerWatts   output.Components    `json:"avg_power_watts"`
-	Nodes           []output.NodeSummary `json:"nodes"`
+	DurationSeconds wire.Num           `json:"duration_seconds"`
+	AvgPowerWatts   wire.Components    `json:"avg_power_watts"`
+	Nodes           []wire.NodeSummary `json:"nodes"`
 }
 
 // nodeLines gathers the lines of watch --node --json: a series per node,
@@ -357,7 +358,7 @@ func powerOf(title string, rows []output.SampleRow) plot.Power {
 	return p
 }
 
-func valuesOf(c output.Components) power.Values {
+func valuesOf(c wire.Components) power.Values {
 	return power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/plot"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // The lines of watch --node --json over two serves: a line per node and
@@ -62,9 +62,9 @@ func containsLine(lines []string, want string) bool {
 // what to plot instead, and no picture is written.
 func TestPlotRefusesWhatHasNoTimeSeries(t *testing.T) {
 	t.Parallel()
-	one := &output.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{}}
-	nodeRun, err := json.Marshal(&output.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{},
-		Nodes: []output.NodeSummary{{Summary: one, Node: "a", URL: "http://a:9101"}, {Summary: one, Node: "b", URL: "local"}}})
+	one := &wire.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{}}
+	nodeRun, err := json.Marshal(&wire.Summary{SchemaVersion: 1, Type: "summary", Warnings: []string{},
+		Nodes: []wire.NodeSummary{{Summary: one, Node: "a", URL: "http://a:9101"}, {Summary: one, Node: "b", URL: "local"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

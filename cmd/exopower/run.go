@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type runOptions struct {
@@ -171,7 +172,7 @@ func (o *runOptions) finish(s *cli.Streams, res sampler.Result, t0 time.Time, ex
 
 // deliver completes the summary with the command's end, writes it, and
 // returns the status to exit with: the command's.
-func (o *runOptions) deliver(s *cli.Streams, sum *output.Summary, exit child.Exit, signals int, id child.Identity) error {
+func (o *runOptions) deliver(s *cli.Streams, sum *wire.Summary, exit child.Exit, signals int, id child.Identity) error {
 	sum.Command = o.argv
 	sum.ExitCode = &exit.Status
 	if exit.Signal != "" {

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/exopower/exopower/internal/fakepm"
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // stepped is the fake's power in these tests: steps that a wrong
@@ -116,33 +116,9 @@ func do(t *testing.T, method, url string, v any) int {
 	return resp.StatusCode
 }
 
-// spanJSON is a span as serve answers it.
-type spanJSON struct {
-	output.Summary
-	ID      string  `json:"id"`
-	Node    string  `json:"node"`
-	Open    bool    `json:"open"`
-	EndedAt *string `json:"ended_at"`
-}
-
-// statusJSON is the part of GET /v1/status these tests read.
-type statusJSON struct {
-	Node            string            `json:"node"`
-	IntervalSeconds float64           `json:"interval_seconds"`
-	EnergyJoules    output.Components `json:"energy_joules"`
-	CoveredSeconds  float64           `json:"covered_seconds"`
-	Samples         int               `json:"samples"`
-	SampleErrors    map[string]int    `json:"sample_errors"`
-	Restarts        int               `json:"source_restarts"`
-	OpenSpans       int               `json:"open_spans"`
-	LastWindow      *struct {
-		End string `json:"end"`
-	} `json:"last_window"`
-}
-
-func (s *served) status(t *testing.T) statusJSON {
+func (s *served) status(t *testing.T) wire.Status {
 	t.Helper()
-	var st statusJSON
+	var st wire.Status
 	if code := do(t, http.MethodGet, s.url+"/v1/status", &st); code != http.StatusOK {
 		t.Fatalf("GET /v1/status: %d", code)
 	}
@@ -150,7 +126,7 @@ func (s *served) status(t *testing.T) statusJSON {
 }
 
 // waitStatus polls the status until cond holds, for at most a minute.
-func (s *served) waitStatus(t *testing.T, what string, cond func(statusJSON) bool) statusJSON {
+func (s *served) waitStatus(t *testing.T, what string, cond func(wire.Status) bool) wire.Status {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -176,7 +152,7 @@ func mustTime(t *testing.T, s string) time.Time {
 
 // holdEnergy holds got against the fake's true energy within pct percent,
 // per component.
-func holdEnergy(t *testing.T, what string, got output.Components, truth fakepm.Watts, pct float64) {
+func holdEnergy(t *testing.T, what string, got wire.Components, truth fakepm.Watts, pct float64) {
 	t.Helper()
 	worst := 0.0
 	for _, c := range []struct {
@@ -226,12 +202,7 @@ func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
 	t.Parallel()
 	s := serveProcess(t, stepped, nil, "-i", "100ms")
 	prof, _ := fakepm.ParseProfile(stepped)
-	var o struct {
-		ID        string `json:"id"`
-		Node      string `json:"node"`
-		StartedAt string `json:"started_at"`
-		URL       string `json:"url"`
-	}
+	var o wire.Opened
 	var raw json.RawMessage
 	if code := do(t, http.MethodPost, s.url+"/v1/spans", &raw); code != http.StatusCreated {
 		t.Fatalf("POST /v1/spans: %d %s", code, raw)
@@ -241,19 +212,19 @@ func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
 		t.Errorf("POST /v1/spans: %s", raw)
 	}
 	started := mustTime(t, o.StartedAt)
-	read := func(method, path string) (spanJSON, []string) {
+	read := func(method, path string) (wire.Reading, []string) {
 		t.Helper()
 		var b json.RawMessage
 		if code := do(t, method, s.url+path, &b); code != http.StatusOK {
 			t.Fatalf("%s %s: %d %s", method, path, code, b)
 		}
-		var sp spanJSON
+		var sp wire.Reading
 		json.Unmarshal(b, &sp)
 		return sp, jsonKeys(t, b)
 	}
 	// readUntil reads the open span until it holds n windows, for at most
 	// a minute.
-	readUntil := func(n int) (spanJSON, []string) {
+	readUntil := func(n int) (wire.Reading, []string) {
 		t.Helper()
 		deadline := time.Now().Add(time.Minute)
 		for {
@@ -391,7 +362,7 @@ func (sc *scraper) finish() {
 func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	t.Parallel()
 	s := serveProcess(t, stepped, nil, "-i", "100ms")
-	s.waitStatus(t, "5 windows", func(st statusJSON) bool { return st.Samples >= 5 })
+	s.waitStatus(t, "5 windows", func(st wire.Status) bool { return st.Samples >= 5 })
 	var o struct {
 		URL string `json:"url"`
 	}
@@ -407,10 +378,10 @@ func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	restarted := s.waitStatus(t, "the restart", func(st statusJSON) bool { return st.Restarts == 1 })
+	restarted := s.waitStatus(t, "the restart", func(st wire.Status) bool { return st.Restarts == 1 })
 	seenRestart := time.Now()
-	after := s.waitStatus(t, "3 windows of the new powermetrics", func(st statusJSON) bool { return st.Samples >= restarted.Samples+3 })
-	var end spanJSON
+	after := s.waitStatus(t, "3 windows of the new powermetrics", func(st wire.Status) bool { return st.Samples >= restarted.Samples+3 })
+	var end wire.Reading
 	if code := do(t, http.MethodPost, s.url+o.URL+"/end", &end); code != http.StatusOK {
 		t.Fatalf("POST end: %d", code)
 	}
@@ -433,7 +404,7 @@ func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	// the new powermetrics is covered: at least the second of backoff, at
 	// most up to when the restart was seen.
 	a, b := mustTime(t, before.LastWindow.End), mustTime(t, after.LastWindow.End)
-	uncovered := b.Sub(a).Seconds() - (after.CoveredSeconds - before.CoveredSeconds)
+	uncovered := b.Sub(a).Seconds() - float64(after.CoveredSeconds-before.CoveredSeconds)
 	t.Logf("%d scrapes; %.3f s of %.3f s not covered; span coverage %v", len(sc.got), uncovered, b.Sub(a).Seconds(), end.Coverage)
 	if uncovered < 1 || uncovered > seenRestart.Sub(a).Seconds() {
 		t.Errorf("%.3f s not covered, want from 1 s (the backoff) to %.3f s (the restart seen)", uncovered, seenRestart.Sub(a).Seconds())
@@ -554,7 +525,7 @@ func TestServeCutsOffSlowClients(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	var end spanJSON
+	var end wire.Reading
 	if code := do(t, http.MethodPost, s.url+o.URL+"/end", &end); code != http.StatusOK {
 		t.Fatalf("POST end: %d", code)
 	}

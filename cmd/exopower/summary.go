@@ -9,12 +9,13 @@ import (
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // printSummary writes the summary to stdout or stderr, as JSON or text.
 // When stdout fails (a full disk, say) the summary goes to stderr
 // instead, so that nothing measured is lost; the error names stdout.
-func printSummary(s *cli.Streams, toStdout, asJSON bool, sum *output.Summary) error {
+func printSummary(s *cli.Streams, toStdout, asJSON bool, sum *wire.Summary) error {
 	w, tty, name := s.Err, s.ErrTTY, "stderr"
 	if toStdout {
 		w, tty, name = s.Out, s.OutTTY, "stdout"
@@ -37,7 +38,7 @@ func printSummary(s *cli.Streams, toStdout, asJSON bool, sum *output.Summary) er
 
 // writeSummaryFile writes the summary to the -o file: JSON for .json or
 // with --json, text otherwise. When that fails the summary goes to stderr.
-func writeSummaryFile(s *cli.Streams, sum *output.Summary, path string, asJSON bool, id child.Identity) error {
+func writeSummaryFile(s *cli.Streams, sum *wire.Summary, path string, asJSON bool, id child.Identity) error {
 	asJSON = asJSON || strings.EqualFold(filepath.Ext(path), ".json")
 	// Checked again: a link or a directory may have changed since the
 	// start, and root must not write where the user may not.

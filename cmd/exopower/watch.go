@@ -12,6 +12,7 @@ import (
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type watchOptions struct {
@@ -79,7 +80,7 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
 		Getenv:   s.Getenv,
 		Origin:   span.Start,
-		Source:   func() output.Source { return streamSource(meter) },
+		Source:   func() wire.Source { return streamSource(meter) },
 	})
 	end := span.Start
 	if err == nil {
@@ -176,9 +177,9 @@ func closeSpan(s *cli.Streams, meter *sampler.Sampler, span *sampler.Span, end t
 }
 
 // streamSource names what the stream's first document says it came from.
-func streamSource(meter *sampler.Sampler) output.Source {
+func streamSource(meter *sampler.Sampler) wire.Source {
 	hw, build := meter.Machine()
-	return output.Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
+	return wire.Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
 }
 
 // startSource starts powermetrics, or reads the stream named by --from.

@@ -10,12 +10,13 @@ import (
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // nodeLine is a window of node i.
 type nodeLine struct {
 	i int
-	l output.SampleLine
+	l wire.SampleLine
 }
 
 // watchNodes shows several Macs live: a row per node and the total on a
@@ -84,7 +85,7 @@ func streamNodes(members []cluster.Member, lines chan<- nodeLine) (names []strin
 		switch m := m.(type) {
 		case *cluster.Remote:
 			wg.Go(func() {
-				m.Stream(ctx, func(l output.SampleLine) {
+				m.Stream(ctx, func(l wire.SampleLine) {
 					select {
 					case lines <- nodeLine{i, l}:
 					case <-ctx.Done():

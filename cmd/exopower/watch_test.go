@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Ctrl-C ends exopower watch like --count does: the summary on stderr,
@@ -47,12 +47,7 @@ func TestWatchJSONEnergyIsCumulative(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	type line struct {
-		Type          string            `json:"type"`
-		WindowSeconds float64           `json:"window_seconds"`
-		PowerWatts    output.Components `json:"power_watts"`
-		EnergyJoules  output.Components `json:"energy_joules"`
-	}
+	type line = wire.SampleLine
 	var got []line
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -70,12 +65,12 @@ func TestWatchJSONEnergyIsCumulative(t *testing.T) {
 	}
 	for i := 1; i < 8; i++ {
 		step := float64(got[i].EnergyJoules.Total - got[i-1].EnergyJoules.Total)
-		want := float64(got[i].PowerWatts.Total) * got[i].WindowSeconds
+		want := float64(got[i].PowerWatts.Total) * float64(got[i].WindowSeconds)
 		if math.Abs(step-want) > 1e-6*want+1e-9 {
 			t.Errorf("line %d adds %.9f J, its power over its window is %.9f J", i, step, want)
 		}
 	}
-	if first := float64(got[0].EnergyJoules.Total); first > float64(got[0].PowerWatts.Total)*got[0].WindowSeconds*(1+1e-9) {
+	if first := float64(got[0].EnergyJoules.Total); first > float64(got[0].PowerWatts.Total)*float64(got[0].WindowSeconds)*(1+1e-9) {
 		t.Errorf("the first line's energy %.9f J is more than its window holds", first)
 	}
 	if got[8].EnergyJoules != got[7].EnergyJoules {

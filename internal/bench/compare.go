@@ -5,14 +5,14 @@ import (
 	"math"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // NewReport starts a report; Finish completes it.
 func NewReport(interval time.Duration) *Report {
-	return &Report{SchemaVersion: output.SchemaVersion, Type: "bench", Complete: true,
-		IntervalSeconds: output.Num(interval.Seconds()), Scope: output.Scope,
-		Source: output.Source{Tool: "powermetrics"}, Results: []Result{}, Warnings: []string{}}
+	return &Report{SchemaVersion: wire.SchemaVersion, Type: "bench", Complete: true,
+		IntervalSeconds: wire.Num(interval.Seconds()), Scope: wire.Scope,
+		Source: wire.Source{Tool: "powermetrics"}, Results: []Result{}, Warnings: []string{}}
 }
 
 // Finish computes every result's statistics and the comparison with the

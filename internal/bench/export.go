@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // WriteCSV writes one row per command, as hyperfine's --export-csv does,
@@ -68,7 +68,7 @@ func spreadFields(s *Spread, all bool) []string {
 	return f[:n]
 }
 
-func field(n *output.Num) string {
+func field(n *wire.Num) string {
 	if n == nil {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Report is the JSON of exopower bench (--json, --export-json). Its
@@ -17,10 +18,10 @@ type Report struct {
 	Type string `json:"type"`
 	// Complete is false when the bench was cut short (Ctrl-C, a failed
 	// command): the results hold the runs made by then.
-	Complete        bool          `json:"complete"`
-	IntervalSeconds output.Num    `json:"interval_seconds"`
-	Scope           string        `json:"scope"`
-	Source          output.Source `json:"source"`
+	Complete        bool        `json:"complete"`
+	IntervalSeconds wire.Num    `json:"interval_seconds"`
+	Scope           string      `json:"scope"`
+	Source          wire.Source `json:"source"`
 	// Baseline is the idle Mac measured before the first run and after
 	// the last; null with --baseline 0.
 	Baseline *Baseline `json:"baseline"`
@@ -37,23 +38,23 @@ type Report struct {
 // Baseline is the idle power, from the windows of both idle spans
 // together, weighted by their lengths.
 type Baseline struct {
-	DurationSeconds output.Num `json:"duration_seconds"`
-	PowerWatts      output.Num `json:"power_watts"`
+	DurationSeconds wire.Num `json:"duration_seconds"`
+	PowerWatts      wire.Num `json:"power_watts"`
 	// StandardErrorWatts is the standard error of PowerWatts; null when
 	// too few windows give one.
-	StandardErrorWatts *output.Num `json:"standard_error_watts"`
-	Before             *Idle       `json:"before"`
+	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
+	Before             *Idle     `json:"before"`
 	// After is null when the bench was cut short before it.
 	After *Idle `json:"after"`
 }
 
 // Idle is one span of the idle Mac.
 type Idle struct {
-	StartedAt          string      `json:"started_at"`
-	DurationSeconds    output.Num  `json:"duration_seconds"`
-	PowerWatts         output.Num  `json:"power_watts"`
-	StandardErrorWatts *output.Num `json:"standard_error_watts"`
-	Windows            int         `json:"windows"`
+	StartedAt          string    `json:"started_at"`
+	DurationSeconds    wire.Num  `json:"duration_seconds"`
+	PowerWatts         wire.Num  `json:"power_watts"`
+	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
+	Windows            int       `json:"windows"`
 }
 
 // Window is a window's part within an idle span: its length and its
@@ -69,8 +70,8 @@ func NewIdle(started time.Time, d time.Duration, ws []Window) *Idle {
 	if math.IsNaN(m) {
 		return nil
 	}
-	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: output.Num(d.Seconds()),
-		PowerWatts: output.Num(m), StandardErrorWatts: num(se), Windows: len(ws)}
+	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: wire.Num(d.Seconds()),
+		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), Windows: len(ws)}
 }
 
 // NewBaseline pools the windows of both idle spans. It is nil when there
@@ -80,7 +81,7 @@ func NewBaseline(before, after *Idle, ws []Window) *Baseline {
 	if before == nil || math.IsNaN(m) {
 		return nil
 	}
-	b := &Baseline{DurationSeconds: before.DurationSeconds, PowerWatts: output.Num(m), StandardErrorWatts: num(se),
+	b := &Baseline{DurationSeconds: before.DurationSeconds, PowerWatts: wire.Num(m), StandardErrorWatts: num(se),
 		Before: before, After: after}
 	return b
 }
@@ -127,15 +128,15 @@ func weighted(ws []Window) (float64, float64) {
 }
 
 // num is x for JSON; nil (null) for NaN.
-func num(x float64) *output.Num {
+func num(x float64) *wire.Num {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
-	n := output.Num(x)
+	n := wire.Num(x)
 	return &n
 }
 
-func val(n *output.Num) float64 {
+func val(n *wire.Num) float64 {
 	if n == nil {
 		return 0
 	}

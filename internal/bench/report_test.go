@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // runOf is a run of energy joules over seconds.
 func runOf(joules, seconds float64) Run {
-	return Run{DurationSeconds: output.Num(seconds), EnergyJoules: output.Components{Total: output.Num(joules)},
-		AvgPowerWatts: output.Components{Total: output.Num(joules / seconds)}, Coverage: 1, Samples: 5}
+	return Run{DurationSeconds: wire.Num(seconds), EnergyJoules: wire.Components{Total: wire.Num(joules)},
+		AvgPowerWatts: wire.Components{Total: wire.Num(joules / seconds)}, Coverage: 1, Samples: 5}
 }
 
 func TestNetEnergyIsEnergyLessIdlePowerOverTheDuration(t *testing.T) {

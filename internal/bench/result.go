@@ -7,6 +7,7 @@ import (
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Result is one command's runs and their statistics.
@@ -24,11 +25,11 @@ type Result struct {
 	// NetEnergyUncertaintyJoules is what the idle power's standard error
 	// makes of the mean net energy: it shifts every run alike, so more
 	// runs do not shrink it.
-	NetEnergyUncertaintyJoules *output.Num `json:"net_energy_uncertainty_joules"`
+	NetEnergyUncertaintyJoules *wire.Num `json:"net_energy_uncertainty_joules"`
 	// RelativeEnergy is the mean energy over the reference's, with its
 	// propagated error; null when there is nothing to compare.
-	RelativeEnergy       *output.Num `json:"relative_energy"`
-	RelativeEnergyStddev *output.Num `json:"relative_energy_stddev"`
+	RelativeEnergy       *wire.Num `json:"relative_energy"`
+	RelativeEnergyStddev *wire.Num `json:"relative_energy_stddev"`
 	// EnergyPerUnitJoules is each run's energy over its units of work
 	// (--units, --units-from), and UnitsPerJoule its inverse, over the
 	// runs that have units; null without units.
@@ -42,27 +43,27 @@ type Result struct {
 
 // Run is one measured run.
 type Run struct {
-	StartedAt       string            `json:"started_at"`
-	DurationSeconds output.Num        `json:"duration_seconds"`
-	EnergyJoules    output.Components `json:"energy_joules"`
+	StartedAt       string          `json:"started_at"`
+	DurationSeconds wire.Num        `json:"duration_seconds"`
+	EnergyJoules    wire.Components `json:"energy_joules"`
 	// NetEnergyJoules is the energy less the idle power over the run's
 	// duration, and NetEnergyUncertaintyJoules the idle power's standard
 	// error over it; null without a baseline.
-	NetEnergyJoules            *output.Num       `json:"net_energy_joules"`
-	NetEnergyUncertaintyJoules *output.Num       `json:"net_energy_uncertainty_joules"`
-	AvgPowerWatts              output.Components `json:"avg_power_watts"`
-	Samples                    int               `json:"samples"`
-	Coverage                   output.Num        `json:"coverage"`
-	ExitCode                   int               `json:"exit_code"`
+	NetEnergyJoules            *wire.Num       `json:"net_energy_joules"`
+	NetEnergyUncertaintyJoules *wire.Num       `json:"net_energy_uncertainty_joules"`
+	AvgPowerWatts              wire.Components `json:"avg_power_watts"`
+	Samples                    int             `json:"samples"`
+	Coverage                   wire.Num        `json:"coverage"`
+	ExitCode                   int             `json:"exit_code"`
 	// Signal names the signal that ended the command, or is null.
 	Signal *string `json:"signal"`
 	// Units is the run's count of units of work (--units, or read by
 	// --units-from from its output); null without, or when unread.
-	Units *output.Num `json:"units"`
+	Units *wire.Num `json:"units"`
 	// Nodes are the run's span on each node of --node, whose sum the
 	// run's energy is; null for this Mac alone.
-	Nodes    []output.NodeSummary `json:"nodes"`
-	Warnings []string             `json:"warnings"`
+	Nodes    []wire.NodeSummary `json:"nodes"`
+	Warnings []string           `json:"warnings"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -70,11 +71,11 @@ type Run struct {
 func NewRun(r sampler.Result, started time.Time, status int, signal string) Run {
 	run := Run{
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
-		DurationSeconds: output.Num(r.Duration.Seconds()),
-		EnergyJoules:    output.NewComponents(r.Energy),
-		AvgPowerWatts:   output.NewComponents(r.Average),
+		DurationSeconds: wire.Num(r.Duration.Seconds()),
+		EnergyJoules:    wire.NewComponents(r.Energy),
+		AvgPowerWatts:   wire.NewComponents(r.Average),
 		Samples:         r.Samples,
-		Coverage:        output.Num(r.Coverage),
+		Coverage:        wire.Num(r.Coverage),
 		ExitCode:        status,
 		Warnings:        r.Warnings,
 	}
@@ -89,7 +90,7 @@ func NewRun(r sampler.Result, started time.Time, status int, signal string) Run 
 
 // NewClusterRun describes a run measured over several nodes: sum is
 // their total, its Nodes each node's span.
-func NewClusterRun(sum *output.Summary, status int, signal string) Run {
+func NewClusterRun(sum *wire.Summary, status int, signal string) Run {
 	run := Run{
 		StartedAt:       sum.StartedAt,
 		DurationSeconds: sum.DurationSeconds,
@@ -109,12 +110,12 @@ func NewClusterRun(sum *output.Summary, status int, signal string) Run {
 
 // Spread is the statistics of one quantity over the runs, in its unit.
 type Spread struct {
-	Mean output.Num `json:"mean"`
+	Mean wire.Num `json:"mean"`
 	// Stddev is the sample's (n-1); null for one run.
-	Stddev *output.Num `json:"stddev"`
-	Median output.Num  `json:"median"`
-	Min    output.Num  `json:"min"`
-	Max    output.Num  `json:"max"`
+	Stddev *wire.Num `json:"stddev"`
+	Median wire.Num  `json:"median"`
+	Min    wire.Num  `json:"min"`
+	Max    wire.Num  `json:"max"`
 }
 
 func newSpread(xs []float64) *Spread {
@@ -122,8 +123,8 @@ func newSpread(xs []float64) *Spread {
 		return nil
 	}
 	st := Summarize(xs)
-	return &Spread{Mean: output.Num(st.Mean), Stddev: num(st.Stddev), Median: output.Num(st.Median),
-		Min: output.Num(st.Min), Max: output.Num(st.Max)}
+	return &Spread{Mean: wire.Num(st.Mean), Stddev: num(st.Stddev), Median: wire.Num(st.Median),
+		Min: wire.Num(st.Min), Max: wire.Num(st.Max)}
 }
 
 // finish fills in the statistics of the runs and the net energies

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // WriteText writes the report for people, styled with st.
@@ -37,7 +38,7 @@ func WriteText(w io.Writer, rep *Report, st *output.Styles) error {
 	return err
 }
 
-func idleText(p float64, se *output.Num) string {
+func idleText(p float64, se *wire.Num) string {
 	if se == nil {
 		return output.Watts(p)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 func TestUnitsFromReadsTheFirstGroupOfTheFirstMatch(t *testing.T) {
@@ -37,7 +37,7 @@ func TestUnitsFromReadsTheFirstGroupOfTheFirstMatch(t *testing.T) {
 
 func TestEnergyPerUnitOverTheRunsWithUnits(t *testing.T) {
 	withUnits := func(r Run, u float64) Run {
-		n := output.Num(u)
+		n := wire.Num(u)
 		r.Units = &n
 		return r
 	}

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Credentials are a node's basic-auth user and password.
@@ -102,31 +102,9 @@ func NewClient(t Target, auth Auth, tlsConf *tls.Config) *Client {
 	return &Client{target: t, hc: &http.Client{Transport: tr}, cred: auth.forTarget(t)}
 }
 
-// Status is the part of GET /v1/status that a run needs.
-type Status struct {
-	Node            string  `json:"node"`
-	IntervalSeconds float64 `json:"interval_seconds"`
-}
-
-// Opened is the answer to POST /v1/spans.
-type Opened struct {
-	ID        string    `json:"id"`
-	Node      string    `json:"node"`
-	StartedAt time.Time `json:"started_at"`
-}
-
-// Reading is a span's measurement as a node gives it.
-type Reading struct {
-	output.Summary
-	ID      string  `json:"id"`
-	Node    string  `json:"node"`
-	Open    bool    `json:"open"`
-	EndedAt *string `json:"ended_at"`
-}
-
 // Status asks the node how it is; it reports the round trip.
-func (c *Client) Status(ctx context.Context) (Status, time.Duration, error) {
-	var st Status
+func (c *Client) Status(ctx context.Context) (wire.Status, time.Duration, error) {
+	var st wire.Status
 	rtt, err := c.do(ctx, http.MethodGet, "/v1/status", &st)
 	if err == nil && st.Node == "" {
 		err = errors.New("it answered, but not as exopower serve does")
@@ -135,29 +113,24 @@ func (c *Client) Status(ctx context.Context) (Status, time.Duration, error) {
 }
 
 // Open opens a span on the node.
-func (c *Client) Open(ctx context.Context) (Opened, time.Duration, error) {
-	var o Opened
+func (c *Client) Open(ctx context.Context) (wire.Opened, time.Duration, error) {
+	var o wire.Opened
 	rtt, err := c.do(ctx, http.MethodPost, "/v1/spans", &o)
 	return o, rtt, err
 }
 
 // Read reads an open span so far.
-func (c *Client) Read(ctx context.Context, id string) (Reading, error) {
-	var r Reading
+func (c *Client) Read(ctx context.Context, id string) (wire.Reading, error) {
+	var r wire.Reading
 	_, err := c.do(ctx, http.MethodGet, "/v1/spans/"+url.PathEscape(id), &r)
 	return r, err
 }
 
 // End ends a span and returns the node's measurement of it.
-func (c *Client) End(ctx context.Context, id string) (Reading, time.Duration, error) {
-	var r Reading
+func (c *Client) End(ctx context.Context, id string) (wire.Reading, time.Duration, error) {
+	var r wire.Reading
 	rtt, err := c.do(ctx, http.MethodPost, "/v1/spans/"+url.PathEscape(id)+"/end", &r)
 	return r, rtt, err
-}
-
-// apiError is serve's error body.
-type apiError struct {
-	Error string `json:"error"`
 }
 
 func (c *Client) do(ctx context.Context, method, path string, out any) (time.Duration, error) {
@@ -180,7 +153,7 @@ func (c *Client) do(ctx context.Context, method, path string, out any) (time.Dur
 		return rtt, err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e apiError
+		var e wire.Error
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			return rtt, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
 		}
@@ -194,7 +167,7 @@ func (c *Client) do(ctx context.Context, method, path string, out any) (time.Dur
 
 // Stream reads the node's windows as they come (GET /v1/windows) and hands
 // each to f, until ctx ends or the node goes.
-func (c *Client) Stream(ctx context.Context, f func(output.SampleLine)) error {
+func (c *Client) Stream(ctx context.Context, f func(wire.SampleLine)) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.target.URL.String()+"/v1/windows", nil)
 	if err != nil {
 		return err
@@ -212,7 +185,7 @@ func (c *Client) Stream(ctx context.Context, f func(output.SampleLine)) error {
 	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		var l output.SampleLine
+		var l wire.SampleLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return fmt.Errorf("GET /v1/windows: not exopower serve's stream: %w", err)
 		}

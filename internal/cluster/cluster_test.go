@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 func TestParseTargetsRefusesWhatIsNoNode(t *testing.T) {
@@ -85,14 +85,14 @@ func TestLoadAuthTakesTheFileBeforeTheEnvironment(t *testing.T) {
 // edges' bound 2 x round trip x peak per node, and warnings that name
 // the node.
 func TestTotalSumsTheNodes(t *testing.T) {
-	node := func(name string, joules, avg, peak, cov, rtt, offset float64, lost bool, warn ...string) output.NodeSummary {
-		return output.NodeSummary{Summary: &output.Summary{
-			EnergyJoules: output.Components{Total: output.Num(joules), CPU: output.Num(joules)}, AvgPowerWatts: output.Components{Total: output.Num(avg)},
-			PeakPowerWatts: output.Components{Total: output.Num(peak)}, Coverage: output.Num(cov), Samples: 10, Warnings: warn,
-			IntervalSeconds: output.Num(rtt * 50),
-		}, Node: name, URL: "http://" + name, RoundTripSeconds: output.Num(rtt), ClockOffsetSeconds: output.Num(offset), Lost: lost}
+	node := func(name string, joules, avg, peak, cov, rtt, offset float64, lost bool, warn ...string) wire.NodeSummary {
+		return wire.NodeSummary{Summary: &wire.Summary{
+			EnergyJoules: wire.Components{Total: wire.Num(joules), CPU: wire.Num(joules)}, AvgPowerWatts: wire.Components{Total: wire.Num(avg)},
+			PeakPowerWatts: wire.Components{Total: wire.Num(peak)}, Coverage: wire.Num(cov), Samples: 10, Warnings: warn,
+			IntervalSeconds: wire.Num(rtt * 50),
+		}, Node: name, URL: "http://" + name, RoundTripSeconds: wire.Num(rtt), ClockOffsetSeconds: wire.Num(offset), Lost: lost}
 	}
-	nodes := []output.NodeSummary{
+	nodes := []wire.NodeSummary{
 		node("a", 20, 10, 12, 1, 0.002, 0.1, false),
 		node("b", 3, 1, 5, 0.9, 0.010, -2.5, true, "lost: no answer"),
 	}

@@ -3,21 +3,22 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Remote is a node reached through its exopower serve.
 type Remote struct {
 	c        *Client
-	status   Status
+	status   wire.Status
 	rtt      time.Duration // the longest round trip of a plain request
 	interval time.Duration
-	opened   Opened
+	opened   wire.Opened
 	offset   time.Duration
 
-	last    chan Reading // the newest reading of the open span, one deep
+	last    chan wire.Reading // the newest reading of the open span, one deep
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -29,7 +30,7 @@ func Connect(ctx context.Context, c *Client) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{c: c, status: st, rtt: rtt, interval: time.Duration(st.IntervalSeconds * float64(time.Second))}, nil
+	return &Remote{c: c, status: st, rtt: rtt, interval: time.Duration(float64(st.IntervalSeconds) * float64(time.Second))}, nil
 }
 
 // Name is the node's own name for itself.
@@ -46,11 +47,15 @@ func (r *Remote) Begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	started, err := time.Parse(time.RFC3339Nano, o.StartedAt)
+	if err != nil {
+		return fmt.Errorf("POST /v1/spans: not exopower serve's answer: started_at %q is no RFC 3339 time", o.StartedAt)
+	}
 	// The node stamped the start just before it answered, a one-way trip
 	// (half a plain round trip) ago.
-	r.offset = o.StartedAt.Sub(time.Now().Add(-r.rtt / 2))
+	r.offset = started.Sub(time.Now().Add(-r.rtt / 2))
 	r.opened = o
-	r.last = make(chan Reading, 1)
+	r.last = make(chan wire.Reading, 1)
 	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
 	go r.poll()
 	return nil
@@ -85,7 +90,7 @@ func (r *Remote) poll() {
 
 // End closes the span: at most the node's interval and EndSlack, after
 // which the node counts as lost, with what it measured by then.
-func (r *Remote) End(ctx context.Context, at time.Time) output.NodeSummary {
+func (r *Remote) End(ctx context.Context, at time.Time) wire.NodeSummary {
 	close(r.stop)
 	<-r.stopped
 	if ctx.Err() != nil {
@@ -105,7 +110,7 @@ func (r *Remote) End(ctx context.Context, at time.Time) output.NodeSummary {
 		select {
 		case rd = <-r.last:
 		default:
-			rd = Reading{Summary: output.Summary{StartedAt: r.opened.StartedAt.UTC().Format(time.RFC3339Nano), Warnings: []string{}}}
+			rd = wire.Reading{Summary: &wire.Summary{StartedAt: r.opened.StartedAt, Warnings: []string{}}}
 		}
 		rd.Warnings = append(rd.Warnings, "lost: "+errText(err))
 	} else if _, rtt, err := r.c.Status(ctx); err == nil {
@@ -115,9 +120,12 @@ func (r *Remote) End(ctx context.Context, at time.Time) output.NodeSummary {
 	if rd.EndedAt != nil {
 		ended = *rd.EndedAt
 	}
-	sum := rd.Summary
-	return output.NodeSummary{Summary: &sum, Node: r.Name(), URL: r.URL(), EndedAt: ended,
-		RoundTripSeconds: output.Num(r.rtt.Seconds()), ClockOffsetSeconds: output.Num(r.offset.Seconds()), Lost: lost}
+	var sum wire.Summary
+	if rd.Summary != nil {
+		sum = *rd.Summary
+	}
+	return wire.NodeSummary{Summary: &sum, Node: r.Name(), URL: r.URL(), EndedAt: ended,
+		RoundTripSeconds: wire.Num(r.rtt.Seconds()), ClockOffsetSeconds: wire.Num(r.offset.Seconds()), Lost: lost}
 }
 
 func errText(err error) string {
@@ -129,6 +137,6 @@ func errText(err error) string {
 
 // Stream hands f the node's windows as they come, until ctx ends or the
 // node goes.
-func (r *Remote) Stream(ctx context.Context, f func(output.SampleLine)) error {
+func (r *Remote) Stream(ctx context.Context, f func(wire.SampleLine)) error {
 	return r.c.Stream(ctx, f)
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // EndSlack is how long past a node's interval the end of its span may
@@ -27,7 +27,7 @@ type Member interface {
 	// End closes the span at about at (by this Mac's clock) and returns
 	// the node's measurement; it never takes longer than the node's
 	// interval and EndSlack.
-	End(ctx context.Context, at time.Time) output.NodeSummary
+	End(ctx context.Context, at time.Time) wire.NodeSummary
 }
 
 // BeginAll opens every member's span at once and waits for all. When one
@@ -61,8 +61,8 @@ func BeginAll(ctx context.Context, ms []Member) error {
 }
 
 // EndAll closes every member's span at once: a slow node delays no other.
-func EndAll(ctx context.Context, ms []Member, at time.Time) []output.NodeSummary {
-	out := make([]output.NodeSummary, len(ms))
+func EndAll(ctx context.Context, ms []Member, at time.Time) []wire.NodeSummary {
+	out := make([]wire.NodeSummary, len(ms))
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		wg.Go(func() { out[i] = m.End(ctx, at) })
@@ -78,16 +78,16 @@ func EndAll(ctx context.Context, ms []Member, at time.Time) []output.NodeSummary
 // bound that the round trips leave: each node's span edges are known to
 // within its round trip, over which it may draw up to its peak. The
 // interval is the longest of the nodes'.
-func Total(nodes []output.NodeSummary, started time.Time, elapsed time.Duration) *output.Summary {
-	sum := &output.Summary{
-		SchemaVersion:   output.SchemaVersion,
+func Total(nodes []wire.NodeSummary, started time.Time, elapsed time.Duration) *wire.Summary {
+	sum := &wire.Summary{
+		SchemaVersion:   wire.SchemaVersion,
 		Type:            "summary",
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
-		DurationSeconds: output.Num(elapsed.Seconds()),
+		DurationSeconds: wire.Num(elapsed.Seconds()),
 		IntervalSeconds: 0,
 		Coverage:        1,
-		Scope:           output.Scope,
-		Source:          output.Source{Tool: "powermetrics", HWModel: fmt.Sprintf("%d nodes", len(nodes))},
+		Scope:           wire.Scope,
+		Source:          wire.Source{Tool: "powermetrics", HWModel: fmt.Sprintf("%d nodes", len(nodes))},
 		Warnings:        []string{},
 		Nodes:           nodes,
 	}
@@ -95,11 +95,11 @@ func Total(nodes []output.NodeSummary, started time.Time, elapsed time.Duration)
 	for _, n := range nodes {
 		// The nodes' own intervals: this Mac's is not one unless it is a
 		// node.
-		sum.IntervalSeconds = output.Num(math.Max(float64(sum.IntervalSeconds), float64(n.IntervalSeconds)))
+		sum.IntervalSeconds = wire.Num(math.Max(float64(sum.IntervalSeconds), float64(n.IntervalSeconds)))
 		add(&sum.EnergyJoules, n.EnergyJoules)
 		add(&sum.PeakPowerWatts, n.PeakPowerWatts)
 		sum.Samples += n.Samples
-		sum.Coverage = output.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
+		sum.Coverage = wire.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
 		unc += 2 * float64(n.RoundTripSeconds) * float64(n.PeakPowerWatts.Total)
 		for _, w := range n.Warnings {
 			sum.Warnings = append(sum.Warnings, "node "+n.Node+": "+w)
@@ -113,14 +113,14 @@ func Total(nodes []output.NodeSummary, started time.Time, elapsed time.Duration)
 	}
 	if s := elapsed.Seconds(); s > 0 {
 		e := sum.EnergyJoules
-		sum.AvgPowerWatts = output.Components{Total: e.Total / output.Num(s), CPU: e.CPU / output.Num(s), GPU: e.GPU / output.Num(s), ANE: e.ANE / output.Num(s)}
+		sum.AvgPowerWatts = wire.Components{Total: e.Total / wire.Num(s), CPU: e.CPU / wire.Num(s), GPU: e.GPU / wire.Num(s), ANE: e.ANE / wire.Num(s)}
 	}
-	u := output.Num(unc)
+	u := wire.Num(unc)
 	sum.UncertaintyJoules = &u
 	return sum
 }
 
-func add(to *output.Components, c output.Components) {
+func add(to *wire.Components, c wire.Components) {
 	to.Total += c.Total
 	to.CPU += c.CPU
 	to.GPU += c.GPU

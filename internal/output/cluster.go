@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // ClusterSink shows the windows of several Macs as they come, each node's
@@ -14,7 +16,7 @@ import (
 type ClusterSink interface {
 	// Window shows a window of node i (its SampleLine, energy cumulative
 	// from the start) and the total after it.
-	Window(i int, l SampleLine) error
+	Window(i int, l wire.SampleLine) error
 	Resize() error
 	Close() error
 }
@@ -22,15 +24,15 @@ type ClusterSink interface {
 // cluster is what every cluster sink keeps: each node's newest line.
 type cluster struct {
 	nodes []string
-	last  []SampleLine
+	last  []wire.SampleLine
 	seen  []bool
 }
 
 // add takes node i's line and returns the total after it: the power of
 // each node's newest window summed, and their energies summed.
-func (c *cluster) add(i int, l SampleLine) SampleLine {
+func (c *cluster) add(i int, l wire.SampleLine) wire.SampleLine {
 	c.last[i], c.seen[i] = l, true
-	tot := SampleLine{SchemaVersion: SchemaVersion, Type: "total", Time: l.Time, Node: ""}
+	tot := wire.SampleLine{SchemaVersion: wire.SchemaVersion, Type: "total", Time: l.Time, Node: ""}
 	for k := range c.last {
 		if c.seen[k] {
 			addTo(&tot.PowerWatts, c.last[k].PowerWatts)
@@ -40,7 +42,7 @@ func (c *cluster) add(i int, l SampleLine) SampleLine {
 	return tot
 }
 
-func addTo(to *Components, c Components) {
+func addTo(to *wire.Components, c wire.Components) {
 	to.Total += c.Total
 	to.CPU += c.CPU
 	to.GPU += c.GPU
@@ -49,7 +51,7 @@ func addTo(to *Components, c Components) {
 
 // NewClusterSink returns the sink for c.Format over the named nodes.
 func NewClusterSink(c SinkConfig, nodes []string) (ClusterSink, error) {
-	base := cluster{nodes: nodes, last: make([]SampleLine, len(nodes)), seen: make([]bool, len(nodes))}
+	base := cluster{nodes: nodes, last: make([]wire.SampleLine, len(nodes)), seen: make([]bool, len(nodes))}
 	switch c.Format {
 	case NDJSON:
 		return &clusterNDJSON{cluster: base, out: c.Terminal.Out}, nil
@@ -71,7 +73,7 @@ type clusterNDJSON struct {
 	out io.Writer
 }
 
-func (s *clusterNDJSON) Window(i int, l SampleLine) error {
+func (s *clusterNDJSON) Window(i int, l wire.SampleLine) error {
 	l.Node = s.nodes[i]
 	tot := s.add(i, l)
 	if err := WriteJSON(s.out, l); err != nil {
@@ -89,7 +91,7 @@ type clusterLines struct {
 	out io.Writer
 }
 
-func (s *clusterLines) Window(i int, l SampleLine) error {
+func (s *clusterLines) Window(i int, l wire.SampleLine) error {
 	tot := s.add(i, l)
 	at := l.Time
 	if t, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
@@ -112,7 +114,7 @@ type clusterPanel struct {
 	closed bool
 }
 
-func (s *clusterPanel) Window(i int, l SampleLine) error {
+func (s *clusterPanel) Window(i int, l wire.SampleLine) error {
 	if s.closed {
 		return nil
 	}
@@ -140,7 +142,7 @@ func (s *clusterPanel) draw() error {
 	var b strings.Builder
 	fmt.Fprintln(&b, s.st.Render(s.st.Title, fmt.Sprintf("exopower watch: %d nodes   (Ctrl-C ends it with a summary)", len(s.nodes))))
 	fmt.Fprintf(&b, "\n  %-20s %10s %10s %10s %10s %11s\n", "node", "power", "CPU", "GPU", "ANE", "energy")
-	var tot SampleLine
+	var tot wire.SampleLine
 	for i, name := range s.nodes {
 		if !s.seen[i] {
 			fmt.Fprintf(&b, "  %s %12s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), "waiting")
@@ -165,7 +167,7 @@ func (s *clusterPanel) draw() error {
 	return err
 }
 
-func (s *clusterPanel) row(b *strings.Builder, name string, l SampleLine) {
+func (s *clusterPanel) row(b *strings.Builder, name string, l wire.SampleLine) {
 	p := l.PowerWatts
 	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
 		Watts(float64(p.Total)), Watts(float64(p.CPU)), Watts(float64(p.GPU)), Watts(float64(p.ANE)), Joules(float64(l.EnergyJoules.Total)))

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/wire"
 )
 
-func line(node string, watts, joules float64) SampleLine {
-	return SampleLine{Type: "sample", Time: "2026-12-03T10:00:00Z", Node: node,
-		PowerWatts: Components{Total: Num(watts), CPU: Num(watts)}, EnergyJoules: Components{Total: Num(joules), CPU: Num(joules)}}
+func line(node string, watts, joules float64) wire.SampleLine {
+	return wire.SampleLine{Type: "sample", Time: "2026-12-03T10:00:00Z", Node: node,
+		PowerWatts: wire.Components{Total: wire.Num(watts), CPU: wire.Num(watts)}, EnergyJoules: wire.Components{Total: wire.Num(joules), CPU: wire.Num(joules)}}
 }
 
 // The panel over several Macs: a row per node (waiting until its first

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Escape sequences of the panel. The alternate screen keeps the panel from
@@ -33,7 +34,7 @@ type panelSink struct {
 	t      Terminal
 	st     *Styles
 	origin time.Time
-	source func() Source
+	source func() wire.Source
 	p      panel
 	closed bool
 }
@@ -100,7 +101,7 @@ func clearLines(s string) string {
 
 // panel is the live readout of exopower watch.
 type panel struct {
-	source  Source
+	source  wire.Source
 	now     power.Values // the last window's power
 	thermal string
 	totals  sampler.Totals

@@ -14,6 +14,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files")
@@ -33,7 +34,7 @@ func (f *fakeTerminal) terminal() Terminal {
 
 var (
 	testOrigin = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	testSource = Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"}
+	testSource = wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"}
 )
 
 // squareWave is n one-second windows of a square wave from testOrigin,
@@ -65,7 +66,7 @@ func squareWave(n int) ([]sampler.Window, []sampler.Totals) {
 func newTestPanel(t *testing.T, term *fakeTerminal, getenv func(string) string) Sink {
 	t.Helper()
 	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: getenv, Origin: testOrigin,
-		Source: func() Source { return testSource }})
+		Source: func() wire.Source { return testSource }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestPanelAsksForTheSourceOnceAtTheFirstWindow(t *testing.T) {
 	term := &fakeTerminal{width: 80, height: 24, tty: true}
 	asked := 0
 	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: env("NO_COLOR", "1"), Origin: testOrigin,
-		Source: func() Source { asked++; return testSource }})
+		Source: func() wire.Source { asked++; return testSource }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,9 +288,9 @@ func TestPanelAsksForTheSourceAgainWhileItIsUnknown(t *testing.T) {
 	term := &fakeTerminal{width: 80, height: 24, tty: true}
 	known := false
 	s, err := NewSink(SinkConfig{Format: Panel, Terminal: term.terminal(), Getenv: env("NO_COLOR", "1"), Origin: testOrigin,
-		Source: func() Source {
+		Source: func() wire.Source {
 			if !known {
-				return Source{}
+				return wire.Source{}
 			}
 			return testSource
 		}})

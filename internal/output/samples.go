@@ -17,6 +17,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // SampleRow is one window of a span, as exopower report --samples and run
@@ -27,23 +28,23 @@ type SampleRow struct {
 	SchemaVersion int    `json:"schema_version"`
 	Type          string `json:"type"` // "window"
 	// Index is the powermetrics document the window came from.
-	Index         int        `json:"index"`
-	StartSeconds  Num        `json:"start_seconds"`
-	EndSeconds    Num        `json:"end_seconds"`
-	StartUnix     UnixTime   `json:"start_unix"`
-	EndUnix       UnixTime   `json:"end_unix"`
-	InsideSeconds Num        `json:"inside_seconds"`
-	PowerWatts    Components `json:"power_watts"`
+	Index         int             `json:"index"`
+	StartSeconds  wire.Num        `json:"start_seconds"`
+	EndSeconds    wire.Num        `json:"end_seconds"`
+	StartUnix     UnixTime        `json:"start_unix"`
+	EndUnix       UnixTime        `json:"end_unix"`
+	InsideSeconds wire.Num        `json:"inside_seconds"`
+	PowerWatts    wire.Components `json:"power_watts"`
 	// EnergyJoules is what the span counts from the end of the row before
 	// (or the span's start) to the end of this window, inside the span:
 	// the window's part, and the bridge over a gap before it. The rows'
 	// sum is the span's energy.
-	EnergyJoules Components `json:"energy_joules"`
-	ClippedStart bool       `json:"clipped_start"`
-	ClippedEnd   bool       `json:"clipped_end"`
+	EnergyJoules wire.Components `json:"energy_joules"`
+	ClippedStart bool            `json:"clipped_start"`
+	ClippedEnd   bool            `json:"clipped_end"`
 	// GapBeforeSeconds is the time inside the span that no window
 	// covered just before this one.
-	GapBeforeSeconds Num `json:"gap_before_seconds"`
+	GapBeforeSeconds wire.Num `json:"gap_before_seconds"`
 	// RefusedBefore counts the documents refused between the window
 	// before and this one.
 	RefusedBefore   int    `json:"refused_before"`
@@ -98,15 +99,15 @@ func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 			after = res.Energy
 		}
 		r := SampleRow{
-			SchemaVersion: SchemaVersion, Type: "window", Index: w.Index,
-			StartSeconds: Num(w.Start.Sub(start).Seconds()), EndSeconds: Num(w.End.Sub(start).Seconds()),
+			SchemaVersion: wire.SchemaVersion, Type: "window", Index: w.Index,
+			StartSeconds: wire.Num(w.Start.Sub(start).Seconds()), EndSeconds: wire.Num(w.End.Sub(start).Seconds()),
 			StartUnix: unixOf(w.Start), EndUnix: unixOf(w.End),
-			InsideSeconds:    Num(minTime(w.End, end).Sub(maxTime(w.Start, start)).Seconds()),
-			PowerWatts:       NewComponents(w.Power),
-			EnergyJoules:     NewComponents(after.Sub(before)),
+			InsideSeconds:    wire.Num(minTime(w.End, end).Sub(maxTime(w.Start, start)).Seconds()),
+			PowerWatts:       wire.NewComponents(w.Power),
+			EnergyJoules:     wire.NewComponents(after.Sub(before)),
 			ClippedStart:     w.Start.Before(start),
 			ClippedEnd:       w.End.After(end),
-			GapBeforeSeconds: Num(max(0, w.Start.Sub(maxTime(prevEnd, start)).Seconds())),
+			GapBeforeSeconds: wire.Num(max(0, w.Start.Sub(maxTime(prevEnd, start)).Seconds())),
 			ThermalPressure:  w.ThermalPressure,
 		}
 		if prevIndex >= 0 {
@@ -196,7 +197,7 @@ func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
 }
 
 func csvRecord(r SampleRow) []string {
-	num := func(n Num) string { b, _ := n.MarshalJSON(); return string(b) }
+	num := func(n wire.Num) string { b, _ := n.MarshalJSON(); return string(b) }
 	unix := func(u UnixTime) string { b, _ := u.MarshalJSON(); return string(b) }
 	p, e := r.PowerWatts, r.EnergyJoules
 	return []string{
@@ -284,14 +285,14 @@ func parseRecord(rec []string) (SampleRow, error) {
 		}
 		return v
 	}
-	c := func(i int) Components {
-		return Components{CPU: Num(f(i)), GPU: Num(f(i + 1)), ANE: Num(f(i + 2)), Total: Num(f(i + 3))}
+	c := func(i int) wire.Components {
+		return wire.Components{CPU: wire.Num(f(i)), GPU: wire.Num(f(i + 1)), ANE: wire.Num(f(i + 2)), Total: wire.Num(f(i + 3))}
 	}
 	r := SampleRow{
-		SchemaVersion: SchemaVersion, Type: "window", Index: int(f(0)),
-		StartSeconds: Num(f(1)), EndSeconds: Num(f(2)), StartUnix: UnixTime(f(3)), EndUnix: UnixTime(f(4)),
-		InsideSeconds: Num(f(5)), PowerWatts: c(6), EnergyJoules: c(10),
-		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: Num(f(16)), RefusedBefore: int(f(17)),
+		SchemaVersion: wire.SchemaVersion, Type: "window", Index: int(f(0)),
+		StartSeconds: wire.Num(f(1)), EndSeconds: wire.Num(f(2)), StartUnix: UnixTime(f(3)), EndUnix: UnixTime(f(4)),
+		InsideSeconds: wire.Num(f(5)), PowerWatts: c(6), EnergyJoules: c(10),
+		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: wire.Num(f(16)), RefusedBefore: int(f(17)),
 		ThermalPressure: rec[18],
 	}
 	return r, firstErr

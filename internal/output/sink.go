@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Sink shows the windows of a span as they come. A Sink is used from one
@@ -95,7 +96,7 @@ type SinkConfig struct {
 	// for it at the first window, by when the stream's first document
 	// has named the machine, and again at later ones while it names no
 	// Tool. Nil leaves the title without it.
-	Source func() Source
+	Source func() wire.Source
 }
 
 // NewSink returns the sink for c.Format, writing to c.Terminal. The panel
@@ -113,32 +114,15 @@ func NewSink(c SinkConfig) (Sink, error) {
 	return nil, fmt.Errorf("no sink for %v", c.Format)
 }
 
-// SampleLine is one line of exopower watch --json.
-type SampleLine struct {
-	SchemaVersion int `json:"schema_version"`
-	// Type is "sample"; the last line, the summary, has "summary".
-	Type string `json:"type"`
-	// Time is the end of the window, RFC 3339 with nanoseconds, UTC.
-	Time          string     `json:"time"`
-	WindowSeconds Num        `json:"window_seconds"`
-	PowerWatts    Components `json:"power_watts"`
-	// EnergyJoules is cumulative since the start.
-	EnergyJoules    Components `json:"energy_joules"`
-	ThermalPressure string     `json:"thermal_pressure"`
-	// Node names the Mac the window is of, in a watch over several Macs
-	// (--node) and in exopower serve's stream; absent otherwise.
-	Node string `json:"node,omitempty"`
-}
-
 // NewSampleLine describes window w and the totals tot after it.
-func NewSampleLine(w sampler.Window, tot sampler.Totals) SampleLine {
-	return SampleLine{
-		SchemaVersion:   SchemaVersion,
+func NewSampleLine(w sampler.Window, tot sampler.Totals) wire.SampleLine {
+	return wire.SampleLine{
+		SchemaVersion:   wire.SchemaVersion,
 		Type:            "sample",
 		Time:            w.End.UTC().Format(time.RFC3339Nano),
-		WindowSeconds:   Num(w.End.Sub(w.Start).Seconds()),
-		PowerWatts:      NewComponents(w.Power),
-		EnergyJoules:    NewComponents(tot.Energy),
+		WindowSeconds:   wire.Num(w.End.Sub(w.Start).Seconds()),
+		PowerWatts:      wire.NewComponents(w.Power),
+		EnergyJoules:    wire.NewComponents(tot.Energy),
 		ThermalPressure: w.ThermalPressure,
 	}
 }

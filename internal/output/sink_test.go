@@ -12,6 +12,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 func TestChooseFormatTakesJSONThenTheTerminalThenLines(t *testing.T) {
@@ -125,8 +126,8 @@ func TestSampleLineTimeIsTheWindowsEndInUTC(t *testing.T) {
 	w.End = time.Date(2026, 3, 1, 13, 0, 0, 123456789, time.FixedZone("CET", 3600))
 	w.Start = w.End.Add(-time.Second)
 	got := NewSampleLine(w, tot)
-	want := SampleLine{SchemaVersion: 1, Type: "sample", Time: "2026-03-01T12:00:00.123456789Z", WindowSeconds: 1,
-		PowerWatts: NewComponents(w.Power), EnergyJoules: NewComponents(tot.Energy), ThermalPressure: "Moderate"}
+	want := wire.SampleLine{SchemaVersion: 1, Type: "sample", Time: "2026-03-01T12:00:00.123456789Z", WindowSeconds: 1,
+		PowerWatts: wire.NewComponents(w.Power), EnergyJoules: wire.NewComponents(tot.Energy), ThermalPressure: "Moderate"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}

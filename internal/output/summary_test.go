@@ -2,7 +2,6 @@ package output
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,44 +12,8 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
-
-func TestNumWritesAtMost12SignificantDigits(t *testing.T) {
-	for _, tc := range []struct {
-		in   float64
-		want string
-	}{
-		{0, "0"},
-		{1, "1"},
-		{-2.5, "-2.5"},
-		{17689.4 / 1000, "17.6894"},
-		{0.1 + 0.2, "0.3"},
-		{1.0 / 3, "0.333333333333"},
-		{123456789.123456789, "123456789.123"},
-		{1e-6, "0.000001"},
-		{1.5e-7, "1.5e-07"},
-		{1e20, "100000000000000000000"},
-		{1e21, "1e+21"},
-		{-3e-9, "-3e-09"},
-	} {
-		got, err := json.Marshal(Num(tc.in))
-		if err != nil {
-			t.Errorf("Num(%v): %v", tc.in, err)
-			continue
-		}
-		if string(got) != tc.want {
-			t.Errorf("Num(%v) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestNumRefusesWhatJSONCannotWrite(t *testing.T) {
-	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if b, err := json.Marshal(Num(v)); err == nil {
-			t.Errorf("Num(%v) = %s, want an error", v, b)
-		}
-	}
-}
 
 func TestShellQuoteQuotesOnlyWhatTheShellWouldReadOtherwise(t *testing.T) {
 	for _, tc := range []struct {
@@ -118,13 +81,13 @@ func testResult() sampler.Result {
 func TestNewSummaryDescribesAResult(t *testing.T) {
 	started := time.Date(2026, 3, 1, 13, 0, 0, 5, time.FixedZone("CET", 3600))
 	got := NewSummary(testResult(), started, 100*time.Millisecond)
-	want := &Summary{
+	want := &wire.Summary{
 		SchemaVersion: 1, Type: "summary", StartedAt: "2026-03-01T12:00:00.000000005Z",
 		DurationSeconds: 2.5, IntervalSeconds: 0.1, Samples: 25, Coverage: 0.9987, Scope: "soc",
-		Source:         Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"},
-		EnergyJoules:   Components{Total: 12.5, CPU: 10, GPU: 2, ANE: 0.5},
-		AvgPowerWatts:  Components{Total: 5, CPU: 4, GPU: 0.8, ANE: 0.2},
-		PeakPowerWatts: Components{Total: 7.8, CPU: 6, GPU: 1.5, ANE: 0.3},
+		Source:         wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"},
+		EnergyJoules:   wire.Components{Total: 12.5, CPU: 10, GPU: 2, ANE: 0.5},
+		AvgPowerWatts:  wire.Components{Total: 5, CPU: 4, GPU: 0.8, ANE: 0.2},
+		PeakPowerWatts: wire.Components{Total: 7.8, CPU: 6, GPU: 1.5, ANE: 0.3},
 		Warnings:       []string{},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -167,7 +130,7 @@ func TestSummaryJSONHasEveryFieldAndNoTitle(t *testing.T) {
 
 func TestWriteJSONReportsWhatItCannotWrite(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, Num(math.NaN())); err == nil || b.Len() != 0 {
+	if err := WriteJSON(&b, wire.Num(math.NaN())); err == nil || b.Len() != 0 {
 		t.Errorf("NaN: %v, wrote %q; want an error and nothing written", err, b.String())
 	}
 	if err := WriteJSON(failWriter{}, 1); !errors.Is(err, errWrite) {
@@ -188,28 +151,28 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 		"  source    powermetrics on Mac14,14, macOS build 23E224\n"
 	for _, tc := range []struct {
 		name string
-		edit func(*Summary)
+		edit func(*wire.Summary)
 		want string
 	}{
-		{"without a command or a title", func(*Summary) {},
+		{"without a command or a title", func(*wire.Summary) {},
 			"exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
-		{"with a title and no command", func(s *Summary) { s.Title = "watch" },
+		{"with a title and no command", func(s *wire.Summary) { s.Title = "watch" },
 			"exopower watch\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
-		{"with a command and its exit code", func(s *Summary) {
+		{"with a command and its exit code", func(s *wire.Summary) {
 			s.Title, s.Command, s.ExitCode = "watch", []string{"make", "it's"}, &code0
 		}, "exopower: make 'it'\\''s'\n  exit      0\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
-		{"with a signal that ended the command", func(s *Summary) {
+		{"with a signal that ended the command", func(s *wire.Summary) {
 			s.Command, s.ExitCode, s.Signal = []string{"sleep", "9"}, &code130, &sig
 		}, "exopower: sleep 9\n  exit      130 (SIGINT)\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
-		{"with warnings, one on two lines", func(s *Summary) {
+		{"with warnings, one on two lines", func(s *wire.Summary) {
 			s.Warnings = []string{"lost 1 window", "powermetrics: exit status 1\nstderr: no"}
 		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail +
 			"  warning: lost 1 window\n  warning: powermetrics: exit status 1\n    stderr: no\n"},
-		{"with watt-hours when there are some, and an unknown machine", func(s *Summary) {
-			s.EnergyJoules.Total, s.Source = 36, Source{Tool: "powermetrics"}
+		{"with watt-hours when there are some, and an unknown machine", func(s *wire.Summary) {
+			s.EnergyJoules.Total, s.Source = 36, wire.Source{Tool: "powermetrics"}
 		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + strings.Replace(table, "12.50 J", "36.00 J", 1) +
 			"            total 0.01 Wh\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
-		{"with one sample, in the singular", func(s *Summary) { s.Samples = 1 },
+		{"with one sample, in the singular", func(s *wire.Summary) { s.Samples = 1 },
 			"exopower\n  duration  2.500 s   1 sample, 99.8% covered\n" + table + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // WriteText writes the summary for people, styled with st.
-func WriteText(w io.Writer, sum *Summary, st *Styles) error {
+func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	var b strings.Builder
 	head := "exopower"
 	switch {
@@ -47,9 +49,9 @@ func WriteText(w io.Writer, sum *Summary, st *Styles) error {
 }
 
 // writeTable writes the energy, average and peak of each component.
-func writeTable(b *strings.Builder, sum *Summary, st *Styles) {
+func writeTable(b *strings.Builder, sum *wire.Summary, st *Styles) {
 	fmt.Fprintf(b, "  %-9s %12s %12s %12s\n", "", "energy", "average", "peak")
-	line := func(name string, e, avg, peak Num, s lipgloss.Style) {
+	line := func(name string, e, avg, peak wire.Num, s lipgloss.Style) {
 		fmt.Fprintf(b, "  %s %s %s %s\n", st.Render(st.Label, fmt.Sprintf("%-9s", name)),
 			st.Render(s, fmt.Sprintf("%12s", Joules(float64(e)))), st.Render(s, fmt.Sprintf("%12s", Watts(float64(avg)))),
 			st.Render(s, fmt.Sprintf("%12s", Watts(float64(peak)))))
@@ -63,7 +65,7 @@ func writeTable(b *strings.Builder, sum *Summary, st *Styles) {
 
 // writeNodes writes a row per node of a run over several Macs: its own
 // energy, average, coverage and round trip, and the edges' bound.
-func writeNodes(b *strings.Builder, sum *Summary, st *Styles) {
+func writeNodes(b *strings.Builder, sum *wire.Summary, st *Styles) {
 	if len(sum.Nodes) == 0 {
 		return
 	}
@@ -82,7 +84,7 @@ func writeNodes(b *strings.Builder, sum *Summary, st *Styles) {
 	}
 }
 
-func sourceText(s Source) string {
+func sourceText(s wire.Source) string {
 	text := s.Tool
 	if s.HWModel != "" {
 		text += " on " + s.HWModel

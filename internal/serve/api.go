@@ -13,6 +13,7 @@ import (
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Handler returns the HTTP API: /metrics, /v1/status and the spans.
@@ -78,14 +79,6 @@ func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// opened is the answer to POST /v1/spans.
-type opened struct {
-	ID        string `json:"id"`
-	Node      string `json:"node"`
-	StartedAt string `json:"started_at"`
-	URL       string `json:"url"`
-}
-
 // reserve takes a place among the MaxOpenSpans for a span being opened,
 // or answers 429 and reports false.
 func (s *Server) reserve(w http.ResponseWriter) bool {
@@ -124,7 +117,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
-	reply(w, http.StatusCreated, opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
 }
 
 // tooMany refuses one more span or stream: both hold a span open.
@@ -132,20 +125,10 @@ func tooMany(w http.ResponseWriter) {
 	fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d spans and streams of windows are open, the most there may be; end some (a span left open expires after %v)", MaxOpenSpans, SpanTTL))
 }
 
-// spanReading is a span's measurement, in the fields and units of
-// exopower run --json, and the node's own reading of its edges.
-type spanReading struct {
-	*output.Summary
-	ID      string  `json:"id"`
-	Node    string  `json:"node"`
-	Open    bool    `json:"open"`
-	EndedAt *string `json:"ended_at"`
-}
-
-func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) spanReading {
+func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) wire.Reading {
 	sum := output.NewSummary(r, o.started, s.cfg.Interval)
 	sum.Type = "span"
-	sr := spanReading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
+	sr := wire.Reading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
 	if ended != nil {
 		e := wall(*ended)
 		sr.EndedAt = &e
@@ -181,43 +164,20 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
 	reply(w, http.StatusOK, s.reading(o, res, &end))
 }
 
-// status is the answer to GET /v1/status.
-type status struct {
-	Node            string            `json:"node"`
-	Source          output.Source     `json:"source"`
-	IntervalSeconds output.Num        `json:"interval_seconds"`
-	StartedAt       string            `json:"started_at"`
-	UptimeSeconds   output.Num        `json:"uptime_seconds"`
-	EnergyJoules    output.Components `json:"energy_joules"`
-	CoveredSeconds  output.Num        `json:"covered_seconds"`
-	Samples         int               `json:"samples"`
-	SampleErrors    map[string]int    `json:"sample_errors"`
-	Restarts        int               `json:"source_restarts"`
-	RestartError    *string           `json:"source_error"`
-	OpenSpans       int               `json:"open_spans"`
-	LastWindow      *lastWindow       `json:"last_window"`
-}
-
-type lastWindow struct {
-	Start      string            `json:"start"`
-	End        string            `json:"end"`
-	PowerWatts output.Components `json:"power_watts"`
-}
-
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	t := s.meter.Totals()
 	restarts, rerr := s.src.Restarts()
 	s.mu.Lock()
 	open := len(s.spans)
 	s.mu.Unlock()
-	st := status{
+	st := wire.Status{
 		Node:            s.cfg.Node,
-		Source:          output.Source{Tool: "powermetrics", HWModel: t.HWModel, OSBuild: t.OSBuild},
-		IntervalSeconds: output.Num(s.cfg.Interval.Seconds()),
+		Source:          wire.Source{Tool: "powermetrics", HWModel: t.HWModel, OSBuild: t.OSBuild},
+		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
 		StartedAt:       wall(s.started),
-		UptimeSeconds:   output.Num(s.cfg.Now().Sub(s.started).Seconds()),
-		EnergyJoules:    output.NewComponents(t.Energy),
-		CoveredSeconds:  output.Num(t.Covered.Seconds()),
+		UptimeSeconds:   wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
+		EnergyJoules:    wire.NewComponents(t.Energy),
+		CoveredSeconds:  wire.Num(t.Covered.Seconds()),
 		Samples:         t.Windows,
 		SampleErrors:    t.Refused,
 		Restarts:        restarts,
@@ -231,7 +191,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		st.RestartError = &e
 	}
 	if t.Windows > 0 {
-		st.LastWindow = &lastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: output.NewComponents(t.Last.Power)}
+		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power)}
 	}
 	reply(w, http.StatusOK, st)
 }
@@ -249,14 +209,8 @@ func reply(w http.ResponseWriter, code int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// apiError is every error's body.
-type apiError struct {
-	Error  string `json:"error"`
-	Status int    `json:"status"`
-}
-
 func fail(w http.ResponseWriter, code int, msg string) {
-	b, _ := json.Marshal(apiError{Error: msg, Status: code})
+	b, _ := json.Marshal(wire.Error{Error: msg, Status: code})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)

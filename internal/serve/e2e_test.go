@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // stepped is the power of the fake in these tests: steps that a wrong
@@ -23,12 +24,8 @@ const stepped = "period=0.9 0=5,2,1 0.5=14,6,2.5"
 // reading is a span as GET /v1/spans/ID and POST .../end answer it, and
 // all its keys.
 type reading struct {
-	output.Summary
-	ID      string  `json:"id"`
-	Node    string  `json:"node"`
-	Open    bool    `json:"open"`
-	EndedAt *string `json:"ended_at"`
-	keys    []string
+	wire.Reading
+	keys []string
 }
 
 func getSpan(t *testing.T, method, url string) reading {
@@ -74,7 +71,7 @@ func parseTime(t *testing.T, s string) time.Time {
 }
 
 // checkEnergy holds got, per component, against the fake's exact energy.
-func checkEnergy(t *testing.T, what string, got output.Components, truth fakepm.Watts) {
+func checkEnergy(t *testing.T, what string, got wire.Components, truth fakepm.Watts) {
 	t.Helper()
 	worst := 0.0
 	for _, c := range []struct {
@@ -95,7 +92,7 @@ func checkEnergy(t *testing.T, what string, got output.Components, truth fakepm.
 // duration]. The answers have the fields of run --json and a span's own.
 func TestASpanOverHTTPIsTheExactEnergy(t *testing.T) {
 	l := startLive(t, stepped, 100*time.Millisecond)
-	var o opened
+	var o wire.Opened
 	if code := call(t, http.MethodPost, l.ts.URL+"/v1/spans", &o); code != http.StatusCreated {
 		t.Fatalf("POST /v1/spans: %d", code)
 	}
@@ -154,18 +151,18 @@ func TestTheCountersAreTheExactEnergy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st status
+	var st wire.Status
 	if code := call(t, http.MethodGet, l.ts.URL+"/v1/status", &st); code != http.StatusOK || st.LastWindow == nil {
 		t.Fatalf("status %d: %+v", code, st)
 	}
 	last := parseTime(t, st.LastWindow.End)
 	first := last.Add(-time.Duration(float64(st.CoveredSeconds) * 1e9))
 	truth := l.profile.Energy(first, last)
-	checkEnergy(t, "counters", output.Components{
-		Total: output.Num(m["exopower_soc_energy_joules_total"]),
-		CPU:   output.Num(m[`exopower_energy_joules_total{component="cpu"}`]),
-		GPU:   output.Num(m[`exopower_energy_joules_total{component="gpu"}`]),
-		ANE:   output.Num(m[`exopower_energy_joules_total{component="ane"}`]),
+	checkEnergy(t, "counters", wire.Components{
+		Total: wire.Num(m["exopower_soc_energy_joules_total"]),
+		CPU:   wire.Num(m[`exopower_energy_joules_total{component="cpu"}`]),
+		GPU:   wire.Num(m[`exopower_energy_joules_total{component="gpu"}`]),
+		ANE:   wire.Num(m[`exopower_energy_joules_total{component="ane"}`]),
 	}, truth)
 	checkEnergy(t, "status", st.EnergyJoules, truth)
 	if got := m["exopower_samples_total"]; got != float64(st.Samples) || got < 30 {
@@ -217,7 +214,7 @@ func TestSampleRequestsCoalesce(t *testing.T) {
 	for range clients {
 		wg.Go(func() {
 			for range spans {
-				var o opened
+				var o wire.Opened
 				if code := call(t, http.MethodPost, l.ts.URL+"/v1/spans", &o); code != http.StatusCreated {
 					t.Errorf("POST /v1/spans: %d", code)
 					return

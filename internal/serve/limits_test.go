@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // errorBody checks that rec holds a JSON error with the status code, and
@@ -22,10 +23,7 @@ func errorBody(t *testing.T, rec *httptest.ResponseRecorder, code int) string {
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
-	var e struct {
-		Error  string `json:"error"`
-		Status int    `json:"status"`
-	}
+	var e wire.Error
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
 		t.Fatalf("error body %q: %v", rec.Body, err)
 	}
@@ -42,7 +40,7 @@ func mustOpen(t testing.TB, h http.Handler) string {
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("POST /v1/spans: %d %s", rec.Code, rec.Body)
 	}
-	var o opened
+	var o wire.Opened
 	if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil || o.ID == "" {
 		t.Fatalf("POST /v1/spans: %q, %v", rec.Body, err)
 	}
@@ -247,7 +245,7 @@ func TestASpanLeftOpenExpires(t *testing.T) {
 	if rec := serveLocal(h, httptest.NewRequest(http.MethodGet, "/v1/spans/"+young, nil)); rec.Code != http.StatusOK {
 		t.Errorf("the younger span: %d %s", rec.Code, rec.Body)
 	}
-	var st status
+	var st wire.Status
 	if err := json.Unmarshal(serveLocal(h, httptest.NewRequest(http.MethodGet, "/v1/status", nil)).Body.Bytes(), &st); err != nil || st.OpenSpans != 1 {
 		t.Errorf("status: %d open spans (%v), want 1", st.OpenSpans, err)
 	}

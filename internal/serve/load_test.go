@@ -13,6 +13,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // 100 clients scraping 10 times a second each do not delay sampling: the
@@ -30,11 +31,11 @@ func TestManyScrapersDoNotDelaySampling(t *testing.T) {
 	const interval = 25 * time.Millisecond
 	l := launchFake(t, stepped, interval)
 	l.serve(t, l.sup, interval)
-	var o opened
+	var o wire.Opened
 	if code := call(t, http.MethodPost, l.ts.URL+"/v1/spans", &o); code != http.StatusCreated {
 		t.Fatalf("POST /v1/spans: %d", code)
 	}
-	var before status
+	var before wire.Status
 	call(t, http.MethodGet, l.ts.URL+"/v1/status", &before)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	defer client.CloseIdleConnections()
@@ -59,7 +60,7 @@ func TestManyScrapersDoNotDelaySampling(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	var after status
+	var after wire.Status
 	call(t, http.MethodGet, l.ts.URL+"/v1/status", &after)
 	end := getSpan(t, http.MethodPost, l.ts.URL+o.URL+"/end")
 	l.meter.Stop()
@@ -150,7 +151,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 		if i > 0 && i%10_000 == 0 {
-			var o opened
+			var o wire.Opened
 			rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans", nil))
 			if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil || rec.Code != http.StatusCreated {
 				fail("POST /v1/spans after %d windows: %d %s", i, rec.Code, rec.Body)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // streamBuffer is how many windows a stream holds for a slow client;
@@ -24,7 +25,7 @@ func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
 	if !s.reserve(w) {
 		return
 	}
-	lines := make(chan output.SampleLine, streamBuffer)
+	lines := make(chan wire.SampleLine, streamBuffer)
 	sp := s.meter.Begin(r.Context(), func(win sampler.Window, tot sampler.Totals) {
 		l := output.NewSampleLine(win, tot)
 		l.Node = s.cfg.Node

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // GET /v1/windows streams a line per window as it comes, with the node's
@@ -34,7 +34,7 @@ func TestTheWindowsStreamAsTheyCome(t *testing.T) {
 	for i := range 3 {
 		c.advance(100 * time.Millisecond)
 		f.ch <- sample(i, c.Now(), 100*time.Millisecond)
-		var l output.SampleLine
+		var l wire.SampleLine
 		if err := dec.Decode(&l); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}

@@ -1,0 +1,52 @@
+package wire
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/exopower/exopower/internal/jsondoc"
+)
+
+// wireShapes are the JSON of this package's types, as the JSON reference
+// (docs/json.md) shows them: the summaries, the lines of watch --json
+// and serve's API.
+var wireShapes = []jsondoc.Shape{
+	// A node's span is one Mac's: it has no bound of its own.
+	{Names: []string{"run", "watch-summary", "report", "run-node"}, Type: Summary{},
+		Never: []string{"nodes[].uncertainty_joules"}},
+	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{}},
+	{Names: []string{"serve-status"}, Type: Status{}},
+	{Names: []string{"serve-span-open"}, Type: Opened{}},
+	// A span is one node's: it never holds nodes of its own.
+	{Names: []string{"serve-span", "serve-span-end"}, Type: Reading{},
+		Never: []string{"nodes", "uncertainty_joules"}},
+	{Names: []string{"serve-window"}, Type: SampleLine{}},
+	{Names: []string{"serve-error"}, Type: Error{}},
+}
+
+func TestTheJSONReferenceShowsTheWireAsItIs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := jsondoc.Examples(doc, "# JSON reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range wireShapes {
+		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
+			if err := jsondoc.Check(examples, s); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	// The rest are the JSON of bench, of --samples and of version, which
+	// cmd/exopower checks against their types.
+	notHere := []string{"bench", "samples-window", "version"}
+	ours := func(name string) bool { return !slices.Contains(notHere, name) }
+	if u := jsondoc.Unknown(examples, wireShapes, ours); len(u) > 0 {
+		t.Errorf("docs/json.md examples of the wire's types that no test checks: %s", strings.Join(u, ", "))
+	}
+}

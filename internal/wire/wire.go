@@ -1,0 +1,210 @@
+// Package wire holds the JSON that exopower writes and reads, one Go type
+// per message: the summary of a span (run, report, the end of watch, a
+// node's span), the lines of watch --json, and serve's API (status, an
+// opened span, a span's reading, a stream line, an error), which the
+// server, the cluster's client and doctor all use. docs/json.md shows an
+// example of each, and the tests decode those examples into these types.
+//
+// JSON is snake_case with units in the names; fields may be added within
+// a schema version, never renamed or removed. Building these from a
+// measurement is output's (and serve's); this package only says what
+// goes on the wire.
+package wire
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/exopower/exopower/internal/power"
+)
+
+// SchemaVersion is the version of the JSON output. Fields may be added
+// within a version; none is renamed or removed.
+const SchemaVersion = 1
+
+// Scope is what powermetrics measures, as the JSON names it: the SoC's
+// CPU, GPU and ANE.
+const Scope = "soc"
+
+// Summary is the JSON result of a measured span. A run's summary is one
+// of these; repeated runs or several machines would come as arrays of the
+// same objects under new keys ("runs", "nodes"), with nothing renamed.
+type Summary struct {
+	SchemaVersion int `json:"schema_version"`
+	// Type is "summary", which tells it apart from the "sample" lines of
+	// exopower watch --json.
+	Type    string   `json:"type"`
+	Command []string `json:"command"`
+	// ExitCode is the status exopower exits with for the command: its
+	// own, or 128+N when signal N ended it. Null when no command ran.
+	ExitCode *int `json:"exit_code"`
+	// Signal is the name of the signal that ended the command, or null.
+	Signal *string `json:"signal"`
+	// StartedAt is the wall-clock start of the span, RFC 3339 with
+	// nanoseconds, UTC.
+	StartedAt       string     `json:"started_at"`
+	DurationSeconds Num        `json:"duration_seconds"`
+	IntervalSeconds Num        `json:"interval_seconds"`
+	Samples         int        `json:"samples"`
+	Coverage        Num        `json:"coverage"`
+	Scope           string     `json:"scope"`
+	Source          Source     `json:"source"`
+	EnergyJoules    Components `json:"energy_joules"`
+	AvgPowerWatts   Components `json:"avg_power_watts"`
+	PeakPowerWatts  Components `json:"peak_power_watts"`
+	Warnings        []string   `json:"warnings"`
+
+	// Nodes, in a run over several Macs (--node), are each node's own
+	// measurement of the span; the fields above are then the cluster's:
+	// energy summed over the nodes, average power that sum over the
+	// command's elapsed time, coverage the lowest node's, peak the sum of
+	// the nodes' peaks (a bound: they need not come at once).
+	Nodes []NodeSummary `json:"nodes,omitempty"`
+	// UncertaintyJoules bounds the cluster's energy error that comes from
+	// not knowing each node's span edges better than its round trip.
+	UncertaintyJoules *Num `json:"uncertainty_joules,omitempty"`
+
+	// Title heads the text summary when there is no command, after
+	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
+	Title string `json:"-"`
+}
+
+// NodeSummary is one node's measurement of a span, in the fields of a
+// Summary, with the node's name and address and its own clock's reading
+// of the span's edges.
+type NodeSummary struct {
+	*Summary
+	Node string `json:"node"`
+	// URL is the node's exopower serve, or "local" for this Mac.
+	URL string `json:"url"`
+	// EndedAt is the end of the span by the node's clock (StartedAt its
+	// start).
+	EndedAt string `json:"ended_at"`
+	// RoundTripSeconds is the longest round trip of a request to the
+	// node: each edge of its span is known to within it.
+	RoundTripSeconds Num `json:"round_trip_seconds"`
+	// ClockOffsetSeconds is how far the node's clock is ahead of this
+	// Mac's, as far as a round trip tells.
+	ClockOffsetSeconds Num `json:"clock_offset_seconds"`
+	// Lost is true when the node stopped answering: the fields hold what
+	// it had measured by its last answer.
+	Lost bool `json:"lost"`
+}
+
+// Source says where the numbers come from.
+type Source struct {
+	Tool    string `json:"tool"`
+	HWModel string `json:"hw_model"`
+	OSBuild string `json:"os_build"`
+}
+
+// Components holds one number per part of the SoC, and their total: in
+// joules or watts, as the field that holds it says.
+type Components struct {
+	Total Num `json:"total"`
+	CPU   Num `json:"cpu"`
+	GPU   Num `json:"gpu"`
+	ANE   Num `json:"ane"`
+}
+
+// NewComponents takes the components of v, in v's unit.
+func NewComponents(v power.Values) Components {
+	return Components{Total: Num(v.Total), CPU: Num(v.CPU), GPU: Num(v.GPU), ANE: Num(v.ANE)}
+}
+
+// Values is c as values to compute with: sums of components are made
+// there (power.Values.Add), in one place.
+func (c Components) Values() power.Values {
+	return power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
+}
+
+// Num is a float written as JSON with at most 12 significant digits:
+// powermetrics writes six, and 17.6894 W reads better than
+// 17.689400000000003 W, the float nearest 17689.4 mW / 1000.
+type Num float64
+
+// MarshalJSON writes n in plain decimal, or with an exponent when it is
+// below 1e-6 or from 1e21 up. NaN and infinities are an error: JSON has
+// no way to write them.
+func (n Num) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("cannot write %v as JSON", v)
+	}
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	if v != 0 && (math.Abs(v) < 1e-6 || math.Abs(v) >= 1e21) {
+		return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+	}
+	return strconv.AppendFloat(nil, v, 'f', -1, 64), nil
+}
+
+// SampleLine is one line of exopower watch --json.
+type SampleLine struct {
+	SchemaVersion int `json:"schema_version"`
+	// Type is "sample"; the last line, the summary, has "summary".
+	Type string `json:"type"`
+	// Time is the end of the window, RFC 3339 with nanoseconds, UTC.
+	Time          string     `json:"time"`
+	WindowSeconds Num        `json:"window_seconds"`
+	PowerWatts    Components `json:"power_watts"`
+	// EnergyJoules is cumulative since the start.
+	EnergyJoules    Components `json:"energy_joules"`
+	ThermalPressure string     `json:"thermal_pressure"`
+	// Node names the Mac the window is of, in a watch over several Macs
+	// (--node) and in exopower serve's stream; absent otherwise.
+	Node string `json:"node,omitempty"`
+}
+
+// Status is the answer to GET /v1/status.
+type Status struct {
+	Node            string         `json:"node"`
+	Source          Source         `json:"source"`
+	IntervalSeconds Num            `json:"interval_seconds"`
+	StartedAt       string         `json:"started_at"`
+	UptimeSeconds   Num            `json:"uptime_seconds"`
+	EnergyJoules    Components     `json:"energy_joules"`
+	CoveredSeconds  Num            `json:"covered_seconds"`
+	Samples         int            `json:"samples"`
+	SampleErrors    map[string]int `json:"sample_errors"`
+	Restarts        int            `json:"source_restarts"`
+	RestartError    *string        `json:"source_error"`
+	OpenSpans       int            `json:"open_spans"`
+	LastWindow      *LastWindow    `json:"last_window"`
+}
+
+// LastWindow is the newest window of a serve's stream.
+type LastWindow struct {
+	Start      string     `json:"start"`
+	End        string     `json:"end"`
+	PowerWatts Components `json:"power_watts"`
+}
+
+// Opened is the answer to POST /v1/spans.
+type Opened struct {
+	ID   string `json:"id"`
+	Node string `json:"node"`
+	// StartedAt is the span's start by the node's clock, RFC 3339 with
+	// nanoseconds, UTC.
+	StartedAt string `json:"started_at"`
+	URL       string `json:"url"`
+}
+
+// Reading is a span's measurement (GET /v1/spans/ID, POST
+// /v1/spans/ID/end), in the fields and units of exopower run --json, with
+// the node's own reading of its edges. Its Type is "span".
+type Reading struct {
+	*Summary
+	ID   string `json:"id"`
+	Node string `json:"node"`
+	Open bool   `json:"open"`
+	// EndedAt is the span's end by the node's clock; null while it is
+	// open.
+	EndedAt *string `json:"ended_at"`
+}
+
+// Error is the body of every error serve answers with.
+type Error struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
