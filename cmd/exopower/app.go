@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/source"
 )
 
 // run runs exopower with args and returns its exit status: cli.Report
@@ -54,15 +54,17 @@ func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration
 }
 
 func addPowermetricsFlag(c *cobra.Command, dst *string) {
-	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+powermetrics.DefaultPath+")")
+	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+source.DefaultPath+")")
 }
 
 func addJSONFlag(c *cobra.Command, dst *bool) {
 	c.Flags().BoolVar(dst, "json", false, "write JSON to stdout")
 }
 
-func (o *commonOptions) powermetricsPath(getenv func(string) string) string {
-	return powermetricsPath(o.powermetrics, getenv)
+// source says how to start the source for the exopower command line
+// rerun, for hints.
+func (o *commonOptions) source(getenv func(string) string, rerun string) source.Options {
+	return source.Options{Path: powermetricsPath(o.powermetrics, getenv), Interval: o.interval, Rerun: rerun}
 }
 
 // powermetricsPath is the --powermetrics flag, else $EXOPOWER_POWERMETRICS,
@@ -74,7 +76,7 @@ func powermetricsPath(flag string, getenv func(string) string) string {
 	if p := getenv("EXOPOWER_POWERMETRICS"); p != "" {
 		return p
 	}
-	return powermetrics.DefaultPath
+	return source.DefaultPath
 }
 
 // The range of --interval. powermetrics samples no faster than every
@@ -110,7 +112,7 @@ func newDebugArgsCmd(s *cli.Streams) *cobra.Command {
 			if err := o.validate(); err != nil {
 				return err
 			}
-			fmt.Fprintln(s.Out, strings.Join(powermetrics.Args(o.interval), " "))
+			fmt.Fprintln(s.Out, strings.Join(source.Args(o.interval), " "))
 			return nil
 		},
 	}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,8 +16,7 @@ import (
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
-	"github.com/exopower/exopower/internal/sampler"
-	"github.com/exopower/exopower/internal/wire"
+	"github.com/exopower/exopower/internal/source"
 )
 
 type benchOptions struct {
@@ -127,18 +124,37 @@ func (o *benchOptions) validate() error {
 	return o.commonOptions.validate()
 }
 
-// checkExport refuses an export path that cannot be written, before the
-// first run, naming the flag.
-func checkExport(flag, path string, id child.Identity) error {
-	return output.CheckPath(flag, path, id.Cred)
-}
-
 // argv is the command line that runs the shell string c.
 func (o *benchOptions) argv(c string) []string {
 	if o.shell == "none" {
 		return strings.Fields(c)
 	}
 	return []string{o.shell, "-c", c}
+}
+
+// config is what the runner runs and how, as the user id runs it.
+func (o *benchOptions) config(s *cli.Streams, id child.Identity) bench.Config {
+	cfg := bench.Config{
+		Jobs: bench.Jobs(o.commands, o.reference, o.params, bench.Hooks{Setup: o.setup, Prepare: o.prepare, Conclude: o.conclude, Cleanup: o.cleanup}),
+		Runs: o.runs, Warmup: o.warmup, Cooldown: o.cooldown, Baseline: o.baseline, Interval: o.interval,
+		IgnoreFailure: o.ignoreFailure, Argv: o.argv, Identity: id,
+		UnitsFrom: o.unitsRE, Unit: o.unitName(), Signals: s.Signals, Messages: s.Err,
+	}
+	if o.unitsSet {
+		cfg.Units = &o.units
+	}
+	if o.showOutput {
+		cfg.Stdout, cfg.Stderr = s.Out, s.Err
+		if o.json {
+			cfg.Stdout = s.Err
+		}
+	}
+	var w io.Writer
+	if s.ErrTTY && !o.showOutput {
+		w = s.Err
+	}
+	cfg.Progress = bench.NewProgress(w, len(cfg.Jobs)*o.runs, o.baseline)
+	return cfg
 }
 
 func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
@@ -150,369 +166,80 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 		return err
 	}
 	for _, e := range [][2]string{{"--export-json", o.exportJSON}, {"--export-csv", o.exportCSV}, {"--export-markdown", o.exportMD}} {
-		if err := checkExport(e[0], e[1], id); err != nil {
+		if err := output.CheckPath(e[0], e[1], id.Cred); err != nil {
 			return err
 		}
 	}
 	if id.Note != "" {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.Note)
 	}
-	b := &bencher{s: s, o: o, id: id, jobs: o.jobs()}
-	b.prog = newProgress(nil, len(b.jobs)*o.runs, o.baseline)
-	if s.ErrTTY && !o.showOutput {
-		b.prog.w = s.Err
-	}
-	if err := b.look(); err != nil {
+	cfg := o.config(s, id)
+	if err := cfg.Look(s.Getenv("PATH")); err != nil {
 		return err
 	}
-	if err := b.start(ctx); err != nil {
-		return err
-	}
-	rep := b.measure(ctx)
-	if b.meter != nil {
-		if err := b.meter.Stop(); err != nil {
-			rep.Warnings = append(rep.Warnings, "powermetrics: "+err.Error())
-		}
-	} else {
-		stopLocal(b.nodes.members)
-	}
-	return b.deliver(rep)
-}
-
-// start starts powermetrics, or reaches the nodes of --node.
-func (b *bencher) start(ctx context.Context) error {
-	if b.o.nodes.given() {
-		n, err := connectNodes(ctx, b.s, b.o)
-		b.nodes, b.rm = n, n
-		return err
-	}
-	startCtx, stopStart := cli.CancelOnSignal(ctx, b.s.Signals)
-	meter, err := startMeasuring(startCtx, b.o.powermetricsPath(b.s.Getenv), b.o.interval, "exopower bench "+output.ShellQuote(b.o.commands))
-	if stopStart() && err == nil {
-		meter.Stop()
-		return cli.Fail(errors.New("interrupted before the first run; nothing was measured"))
-	}
+	meter, err := o.meter(ctx, s)
 	if err != nil {
 		return err
 	}
-	b.meter, b.rm = meter, &localMeter{m: meter}
-	return nil
+	r := bench.NewRunner(cfg, meter)
+	rep := r.Measure(ctx)
+	if err := o.deliver(s, rep, id); err != nil {
+		return err
+	}
+	return r.Err()
 }
 
-// deliver finishes the report, writes it to stdout and the exports, and
-// returns the status to exit with.
-func (b *bencher) deliver(rep *bench.Report) error {
+// meter starts powermetrics, or reaches the nodes of --node, before the
+// first run: a node that does not answer is known then, not in the
+// middle of the runs.
+func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, error) {
+	opts := o.source(s.Getenv, "exopower bench "+output.ShellQuote(o.commands))
+	const nothing = "interrupted before the first run; nothing was measured"
+	if o.nodes.Given() {
+		members, skipped, err := connect(ctx, s, o.nodes.setup(s, opts), nothing)
+		if err != nil {
+			return nil, err
+		}
+		return bench.NewNodesMeter(members, skipped, o.interval, source.Name), nil
+	}
+	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
+	meter, err := source.Start(startCtx, opts)
+	if stopStart() && err == nil {
+		meter.Stop()
+		return nil, cli.Fail(errors.New(nothing))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bench.NewStreamMeter(meter, source.Name), nil
+}
+
+// deliver finishes the report and writes it to stdout and the exports.
+func (o *benchOptions) deliver(s *cli.Streams, rep *bench.Report, id child.Identity) error {
 	ref := -1
-	if b.o.reference != "" {
+	if o.reference != "" {
 		ref = 0
 	}
 	rep.Finish(ref)
 	var err error
-	if b.o.json {
-		err = cli.Wrote("stdout", output.WriteJSON(b.s.Out, rep))
+	if o.json {
+		err = cli.Wrote("stdout", output.WriteJSON(s.Out, rep))
 	} else {
-		err = cli.Wrote("stdout", bench.WriteText(b.s.Out, rep, output.NewStyles(b.s.Out, b.s.OutTTY, b.s.Getenv)))
+		err = cli.Wrote("stdout", bench.WriteText(s.Out, rep, output.NewStyles(s.Out, s.OutTTY, s.Getenv)))
 	}
 	for _, e := range []struct {
 		path  string
 		write func(io.Writer, *bench.Report) error
-	}{{b.o.exportJSON, func(w io.Writer, r *bench.Report) error { return output.WriteJSON(w, r) }},
-		{b.o.exportCSV, bench.WriteCSV}, {b.o.exportMD, bench.WriteMarkdown}} {
+	}{{o.exportJSON, func(w io.Writer, r *bench.Report) error { return output.WriteJSON(w, r) }},
+		{o.exportCSV, bench.WriteCSV}, {o.exportMD, bench.WriteMarkdown}} {
 		if e.path == "" {
 			continue
 		}
-		werr := output.WriteFile(e.path, func(w io.Writer) error { return e.write(w, rep) }, b.id.Cred)
+		werr := output.WriteFile(e.path, func(w io.Writer) error { return e.write(w, rep) }, id.Cred)
 		err = errors.Join(err, cli.Wrote(e.path, werr))
 	}
-	switch {
-	case err != nil && !cli.BrokenPipe(err):
+	if err != nil && !cli.BrokenPipe(err) {
 		return cli.Fail(err)
-	case b.failed != nil:
-		return b.failed
-	case b.signal != 0:
-		return cli.Exit(128 + b.signal)
 	}
 	return nil
-}
-
-// bencher runs a bench over one powermetrics stream: each measured run
-// is one span of it.
-type bencher struct {
-	s  *cli.Streams
-	o  *benchOptions
-	id child.Identity
-	// meter is this Mac's stream, nil with --node; nodes are the nodes
-	// of --node; rm measures the runs over the one or the other.
-	meter *sampler.Sampler
-	nodes *nodesMeter
-	rm    runMeter
-	jobs  []job
-	prog  *progress
-	paths map[string]string // argv[0] -> the file to execute
-	// signal is the number of the signal that cut the bench short, and
-	// failed the error that did; both are zero while it goes on.
-	signal int
-	failed error
-}
-
-func (b *bencher) cut() bool { return b.signal != 0 || b.failed != nil }
-
-// look finds every program the bench will run, before anything runs.
-func (b *bencher) look() error {
-	b.paths = map[string]string{}
-	var all []string
-	for _, j := range b.jobs {
-		all = append(all, j.command, j.setup, j.prepare, j.conclude, j.cleanup)
-	}
-	for _, c := range all {
-		if c == "" {
-			continue
-		}
-		name := b.o.argv(c)[0]
-		if _, ok := b.paths[name]; ok {
-			continue
-		}
-		path, err := child.Look(name, b.s.Getenv("PATH"), b.id.Cred)
-		if err != nil {
-			return err
-		}
-		b.paths[name] = path
-	}
-	return nil
-}
-
-// command is c ready to start, as the invoking user, with its output
-// let through or not, and its stdout copied to capture too when that is
-// not nil.
-func (b *bencher) command(c string, capture io.Writer) child.Command {
-	argv := b.o.argv(c)
-	cmd := child.Command{Argv: argv, Path: b.paths[argv[0]], Identity: b.id}
-	if b.o.showOutput {
-		cmd.Stdout, cmd.Stderr = b.s.Out, b.s.Err
-		if b.o.json {
-			cmd.Stdout = b.s.Err
-		}
-	}
-	switch {
-	case capture != nil && b.o.showOutput:
-		cmd.Stdout = io.MultiWriter(capture, cmd.Stdout)
-	case capture != nil:
-		cmd.Stdout = capture
-	}
-	return cmd
-}
-
-// measure runs the baseline and every command's runs, and returns the
-// report of what was measured, not yet finished.
-func (b *bencher) measure(ctx context.Context) *bench.Report {
-	rep := bench.NewReport(b.o.interval)
-	// The stream names the machine in its first document, which its
-	// Sampler may not have taken yet at the start: asked at the end.
-	defer func() {
-		if b.meter != nil {
-			rep.Source.HWModel, rep.Source.OSBuild = b.meter.Machine()
-		}
-	}()
-	var before, after idleSpan
-	if b.o.baseline > 0 {
-		before = b.idle(ctx)
-	}
-	rep.Unit = b.o.unitName()
-	for _, j := range b.jobs {
-		if b.cut() {
-			break
-		}
-		rep.Results = append(rep.Results, b.runCommand(ctx, j))
-	}
-	if b.o.baseline > 0 && !b.cut() {
-		after = b.idle(ctx)
-	}
-	b.prog.clear()
-	rep.Baseline = bench.NewBaseline(before.idle, after.idle, append(before.windows, after.windows...))
-	rep.Complete = !b.cut()
-	return rep
-}
-
-// runCommand runs j's setup, warmup, measured runs and cleanup.
-func (b *bencher) runCommand(ctx context.Context, j job) bench.Result {
-	res := bench.Result{Command: j.command, Parameters: j.params, Runs: []bench.Run{}}
-	b.aux("--setup", j.setup)
-	for i := 0; i < b.o.warmup && !b.cut(); i++ {
-		b.aux("--prepare", j.prepare)
-		b.aux("warmup of "+j.command, j.command)
-		b.aux("--conclude", j.conclude)
-	}
-	for i := 0; i < b.o.runs && !b.cut(); i++ {
-		if i > 0 {
-			b.sleep(b.o.cooldown)
-		}
-		b.aux("--prepare", j.prepare)
-		if b.cut() {
-			break
-		}
-		b.prog.run(j.command, i+1, b.o.runs)
-		if run, ok := b.measured(ctx, j.command, i); ok {
-			res.Runs = append(res.Runs, run)
-			b.prog.ran(float64(run.EnergyJoules.Total))
-		}
-		b.aux("--conclude", j.conclude)
-	}
-	if b.signal == 0 {
-		b.aux("--cleanup", j.cleanup)
-	}
-	return res
-}
-
-// measured runs c once as a span of the stream. ok is false when the run
-// was interrupted: a run cut short says nothing of the command.
-func (b *bencher) measured(ctx context.Context, c string, i int) (bench.Run, bool) {
-	var out *tailBuffer
-	if b.o.unitsRE != nil {
-		out = &tailBuffer{}
-	}
-	if err := b.rm.begin(ctx); err != nil {
-		b.failed = err
-		return bench.Run{}, false
-	}
-	p, err := child.Start(b.command(c, out.writer()))
-	if err != nil {
-		b.rm.end(ctx, time.Now(), 0, "")
-		b.failed = err
-		return bench.Run{}, false
-	}
-	exit := b.wait(p)
-	if b.signal != 0 {
-		b.rm.end(ctx, exit.At, 0, "")
-		return bench.Run{}, false
-	}
-	// A signal now cuts the wait for the window that covers the end short.
-	endCtx, stopEnd := cli.CancelOnSignal(ctx, b.s.Signals)
-	run := b.rm.end(endCtx, exit.At, exit.Status, exit.Signal)
-	if stopEnd() {
-		b.signal = int(syscall.SIGINT)
-		return bench.Run{}, false
-	}
-	if exit.Status != 0 && !b.o.ignoreFailure {
-		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
-			Hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
-	}
-	run.Units = b.units(out)
-	return run, true
-}
-
-// units are a run's units of work: --units, or what --units-from reads
-// from its output; nil without or when unread.
-func (b *bencher) units(out *tailBuffer) *wire.Num {
-	u, ok := b.o.units, b.o.unitsSet
-	if out != nil {
-		u, ok = bench.UnitsFrom(b.o.unitsRE, out.Bytes())
-	}
-	if !ok {
-		return nil
-	}
-	n := wire.Num(u)
-	return &n
-}
-
-// aux runs c, an unmeasured command (what names it for messages). A
-// failure cuts the bench short.
-func (b *bencher) aux(what, c string) {
-	if c == "" || b.cut() {
-		return
-	}
-	p, err := child.Start(b.command(c, nil))
-	if err != nil {
-		b.failed = err
-		return
-	}
-	exit := b.wait(p)
-	if exit.Status != 0 && b.signal == 0 && !(b.o.ignoreFailure && strings.HasPrefix(what, "warmup")) {
-		b.failed = cli.Fail(fmt.Errorf("%s %s failed with status %d", what, output.ShellQuote([]string{c}), exit.Status),
-			"nothing after it was run; the runs so far are in the summary")
-	}
-}
-
-// wait waits for a command. The first signal is passed on to it and ends
-// the bench once it has ended; a second one kills it.
-func (b *bencher) wait(p *child.Process) child.Exit {
-	for {
-		select {
-		case <-p.Done():
-			return p.Wait()
-		case sig := <-b.s.Signals:
-			if b.signal != 0 {
-				p.Kill()
-				continue
-			}
-			b.signal = int(sig.(syscall.Signal))
-			p.Forward(sig.(syscall.Signal))
-			b.prog.clear()
-			fmt.Fprintf(b.s.Err, "exopower: %v: ending the bench once the command ends; again to stop at once\n", sig)
-		}
-	}
-}
-
-// sleep waits for d, or for a signal, which cuts the bench short.
-func (b *bencher) sleep(d time.Duration) {
-	if d <= 0 || b.cut() {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case sig := <-b.s.Signals:
-		b.signal = int(sig.(syscall.Signal))
-	}
-}
-
-// idleSpan is a span of the idle Mac and the parts of its windows in it.
-type idleSpan struct {
-	idle    *bench.Idle
-	windows []bench.Window
-}
-
-// idle measures the idle Mac for the baseline's duration, from the
-// windows within the span: their spread gives the idle power's error.
-func (b *bencher) idle(ctx context.Context) idleSpan {
-	if b.nodes != nil {
-		return b.idleNodes(ctx, b.nodes)
-	}
-	var mu sync.Mutex
-	var ws []sampler.Window
-	b.prog.idle(b.o.baseline)
-	span := b.meter.Begin(ctx, func(w sampler.Window, _ sampler.Totals) {
-		mu.Lock()
-		ws = append(ws, w)
-		mu.Unlock()
-	})
-	b.sleep(b.o.baseline)
-	end := span.Start.Add(b.o.baseline)
-	if b.signal != 0 {
-		end = time.Now()
-	}
-	b.meter.End(ctx, span, end)
-	mu.Lock()
-	defer mu.Unlock()
-	var parts []bench.Window
-	for _, w := range ws {
-		if d := minTime(w.End, end).Sub(maxTime(w.Start, span.Start)); d > 0 {
-			parts = append(parts, bench.Window{Seconds: d.Seconds(), Watts: w.Power.Total})
-		}
-	}
-	return idleSpan{idle: bench.NewIdle(span.Start, end.Sub(span.Start), parts), windows: parts}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

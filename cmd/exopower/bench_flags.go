@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -121,66 +119,4 @@ func (o *benchOptions) unitName() *string {
 	}
 	u := o.unit
 	return &u
-}
-
-// job is one benchmarked command with its parameters put in it and in
-// its hooks.
-type job struct {
-	command                           string
-	params                            map[string]string
-	setup, prepare, conclude, cleanup string
-}
-
-// jobs are the commands to measure, each once per combination of the
-// -L values, the --reference first and as it is.
-func (o *benchOptions) jobs() []job {
-	var out []job
-	add := func(c string, p map[string]string) {
-		s := func(x string) string { return bench.Substitute(x, p) }
-		out = append(out, job{command: s(c), params: p, setup: s(o.setup), prepare: s(o.prepare), conclude: s(o.conclude), cleanup: s(o.cleanup)})
-	}
-	if o.reference != "" {
-		add(o.reference, map[string]string{})
-	}
-	for _, c := range o.commands {
-		for _, p := range bench.Combinations(o.params) {
-			add(c, p)
-		}
-	}
-	return out
-}
-
-// tailKeep is how much of a run's output --units-from reads: the end of
-// it, where a count of the work done is printed, and a bound on memory.
-const tailKeep = 8 << 20
-
-// tailBuffer keeps the last tailKeep to 2·tailKeep bytes written to it.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*tailKeep {
-		t.b = append([]byte(nil), t.b[len(t.b)-tailKeep:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes is what was kept.
-func (t *tailBuffer) Bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b
-}
-
-// writer is t as a writer, nil (no capture) for a nil t.
-func (t *tailBuffer) writer() io.Writer {
-	if t == nil {
-		return nil
-	}
-	return t
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -228,7 +229,7 @@ func (sys system) checkPrivileges(ctx context.Context, path string) check {
 func checkSample(ctx context.Context, path string) check {
 	c := check{name: "test sample"}
 	interval := 100 * time.Millisecond
-	meter, err := startMeasuring(ctx, path, interval, "exopower doctor")
+	meter, err := source.Start(ctx, source.Options{Path: path, Interval: interval, Rerun: "exopower doctor"})
 	if err != nil {
 		c.detail = err.Error()
 		c.fixes = cli.HintsOf(err)

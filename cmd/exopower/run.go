@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -61,13 +62,13 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if cmd.Identity.Note != "" {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", cmd.Identity.Note)
 	}
-	if o.nodes.given() {
+	if o.nodes.Given() {
 		return o.runCluster(ctx, s, cmd)
 	}
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	meter, err := startMeasuring(startCtx, o.powermetricsPath(s.Getenv), o.interval, "exopower run -- "+output.ShellQuote(o.argv))
+	meter, err := source.Start(startCtx, o.source(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv)))
 	if err != nil {
 		stopStart()
 		return err
@@ -94,7 +95,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if signals > 1 || late {
 		stopEnd()
 	}
-	res := endMeasuring(endCtx, meter, span, exit.At)
+	res := meter.Finish(endCtx, span, exit.At)
 	if (stopEnd() || late) && signals < 2 {
 		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
 			"the summary holds what was measured by then, and its coverage shows what was not")
@@ -119,7 +120,7 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
 		return child.Command{}, err
 	}
-	if o.files.given() && o.nodes.given() {
+	if o.files.given() && o.nodes.Given() {
 		return child.Command{}, cli.Fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
 	}
 	if err := o.files.check(id); err != nil {

@@ -16,9 +16,8 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/powermetrics"
-	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/serve"
+	"github.com/exopower/exopower/internal/source"
 )
 
 // DefaultListen is where exopower serve listens unless told otherwise:
@@ -79,14 +78,13 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	defer ln.Close()
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: o.powermetricsPath(s.Getenv), Interval: o.interval}, Rerun: "exopower serve"}
-	p, err := powermetrics.Launch(startCtx, opts)
+	opts := o.source(s.Getenv, "exopower serve")
+	opts.Grace = serveGrace
+	meter, sup, err := source.Supervised(startCtx, opts)
 	stopStart()
 	if err != nil {
 		return err
 	}
-	sup := powermetrics.Supervise(p, opts)
-	meter := sampler.Start(sup, sampler.Config{Source: "powermetrics", Interval: o.interval, Grace: serveGrace})
 	defer meter.Stop()
 	srv := serve.New(meter, sup, cfg)
 	hs := &http.Server{

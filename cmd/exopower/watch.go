@@ -9,9 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
-	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -45,12 +46,6 @@ or --duration end it with the same summary as exopower run.`,
 	return c
 }
 
-// update is a window of the watched span and the span's totals after it.
-type update struct {
-	w   sampler.Window
-	tot sampler.Totals
-}
-
 func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -61,20 +56,20 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	if o.duration < 0 {
 		return cli.Fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
 	}
-	if o.nodes.given() {
+	if o.nodes.Given() {
 		if o.from != "" {
 			return cli.Fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
 		}
 		return o.watchNodes(ctx, s)
 	}
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	meter, err := startSource(startCtx, s, o)
+	meter, err := o.start(startCtx, s)
 	stopStart()
 	if err != nil {
 		return err
 	}
-	updates := make(chan update, 64)
-	span := meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { updates <- update{w, tot} })
+	feed := output.NewFeed[update]()
+	span := meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { feed.Put(update{w, tot}) })
 	sink, err := output.NewSink(output.SinkConfig{
 		Format:   output.ChooseFormat(o.json, s.OutTTY),
 		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
@@ -84,16 +79,26 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	})
 	end := span.Start
 	if err == nil {
-		end, err = o.follow(s, meter, span.Start, sink, updates)
+		end, err = o.follow(s, meter, span.Start, sink, feed)
 		if cerr := sink.Close(); err == nil {
 			err = cerr
 		}
 	}
-	res := closeSpan(s, meter, span, end, updates)
+	// A further signal cuts the wait for the last window short.
+	endCtx, stop := cli.CancelOnSignal(context.Background(), s.Signals)
+	res := meter.Finish(endCtx, span, end)
+	stop()
 	sum := output.NewSummary(res, span.Start, o.interval)
 	sum.Title = "watch"
-	// The summary of what was measured is printed even when the live
-	// output failed; the failure is what watch then exits with.
+	return o.finish(s, sum, feed, err)
+}
+
+// finish prints the summary of what was measured, even when the live
+// output failed, and returns that failure first.
+func (o *watchOptions) finish(s *cli.Streams, sum *wire.Summary, feed interface{ DroppedWarning() string }, err error) error {
+	if w := feed.DroppedWarning(); w != "" {
+		sum.Warnings = append(sum.Warnings, w)
+	}
 	serr := printSummary(s, o.json, o.json, sum)
 	if err != nil {
 		return cli.Wrote("stdout", err)
@@ -101,91 +106,56 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	return serr
 }
 
+// update is a window of the watched span and the span's totals after it.
+type update struct {
+	w   sampler.Window
+	tot sampler.Totals
+}
+
+// live says when the view ends: --duration from t0, a signal, and the
+// stream's end (nil: never).
+func (o *watchOptions) live(s *cli.Streams, t0 time.Time, resize func() error, ended <-chan struct{}) output.Live {
+	l := output.Live{Signals: s.Signals, Resized: s.Resized, Resize: resize, Ended: ended}
+	if o.duration > 0 {
+		l.Deadline = t0.Add(o.duration)
+	}
+	return l
+}
+
 // follow shows the windows as they come, until --count, --duration, a
 // signal, the end of the stream or a failure to show one, and returns the
-// end of the span and that failure.
-func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, updates <-chan update) (time.Time, error) {
-	var timeout <-chan time.Time
-	if o.duration > 0 {
-		timer := time.NewTimer(o.duration - time.Since(t0))
-		defer timer.Stop()
-		timeout = timer.C
-	}
+// end of the span and that failure: the end of the last window shown, or
+// of --duration, or now.
+func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, feed *output.Feed[update]) (time.Time, error) {
 	var last time.Time // the end of the last window shown
-	for n := 1; ; n++ {
-		select {
-		case u := <-updates:
-			if o.duration > 0 && !u.w.End.Before(t0.Add(o.duration)) {
-				return t0.Add(o.duration), nil
-			}
-			last = u.w.End
-			if err := sink.Window(u.w, u.tot); err != nil || n == o.count {
-				return last, err
-			}
-		case <-meter.Done():
-			// The stream ended (powermetrics exited, or the input
-			// closed): show what it handed over, then sum up.
-			return drain(sink, updates, last)
-		case <-s.Resized:
-			if err := sink.Resize(); err != nil {
-				return time.Now(), err
-			}
-		case <-timeout:
-			return t0.Add(o.duration), nil
-		case <-s.Signals:
-			return time.Now(), nil
+	n, over := 0, false
+	why, err := output.Follow(o.live(s, t0, sink.Resize, meter.Done()), feed, func(u update) (bool, error) {
+		if over = o.duration > 0 && !u.w.End.Before(t0.Add(o.duration)); over {
+			return true, nil
 		}
+		last, n = u.w.End, n+1
+		err := sink.Window(u.w, u.tot)
+		return n == o.count, err
+	})
+	switch {
+	case why == output.TimeUp || over:
+		return t0.Add(o.duration), err
+	case why == output.Signalled || last.IsZero():
+		return time.Now(), err
 	}
-}
-
-// drain shows the windows still on their way after the stream ended, and
-// returns the end of the last window (now, when there was none).
-func drain(sink output.Sink, updates <-chan update, last time.Time) (time.Time, error) {
-	for {
-		select {
-		case u := <-updates:
-			if err := sink.Window(u.w, u.tot); err != nil {
-				return u.w.End, err
-			}
-			last = u.w.End
-		default:
-			if last.IsZero() {
-				return time.Now(), nil
-			}
-			return last, nil
-		}
-	}
-}
-
-// closeSpan ends the span at end, stops the stream and returns what was
-// measured. A further signal cuts the wait for the last window short.
-func closeSpan(s *cli.Streams, meter *sampler.Sampler, span *sampler.Span, end time.Time, updates chan update) sampler.Result {
-	// Windows that come while the span is closed are not shown, but the
-	// Sampler must not block handing them over.
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		for range updates {
-		}
-	}()
-	endCtx, stop := cli.CancelOnSignal(context.Background(), s.Signals)
-	res := endMeasuring(endCtx, meter, span, end)
-	stop()
-	close(updates)
-	<-drained
-	return res
+	return last, err
 }
 
 // streamSource names what the stream's first document says it came from.
 func streamSource(meter *sampler.Sampler) wire.Source {
 	hw, build := meter.Machine()
-	return wire.Source{Tool: "powermetrics", HWModel: hw, OSBuild: build}
+	return wire.Source{Tool: source.Name, HWModel: hw, OSBuild: build}
 }
 
-// startSource starts powermetrics, or reads the stream named by --from.
-func startSource(ctx context.Context, s *cli.Streams, o *watchOptions) (*sampler.Sampler, error) {
+// start starts powermetrics, or follows the stream named by --from.
+func (o *watchOptions) start(ctx context.Context, s *cli.Streams) (*sampler.Sampler, error) {
 	if o.from == "" {
-		return startMeasuring(ctx, o.powermetricsPath(s.Getenv), o.interval, "exopower watch")
+		return source.Start(ctx, o.source(s.Getenv, "exopower watch"))
 	}
 	in, regular, err := s.OpenLive(o.from)
 	if err != nil {
@@ -198,22 +168,78 @@ func startSource(ctx context.Context, s *cli.Streams, o *watchOptions) (*sampler
 		return nil, cli.Fail(fmt.Errorf("--from %s is a recorded file, not a live stream", cli.InputName(o.from)),
 			"summarise a recording with: exopower report "+o.from)
 	}
-	meter := sampler.Start(powermetrics.NewReader(in, time.Now), sampler.Config{Source: "powermetrics", Interval: o.interval, FromPipe: true})
-	if err := meter.Ready(ctx); err != nil {
-		meter.Stop()
-		return nil, cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.from), err), notLiveHint(o.from, err))
-	}
-	return meter, nil
+	return source.Pipe(ctx, in, o.from, o.interval)
 }
 
-// notLiveHint says what to do about a stream that watch cannot follow.
-func notLiveHint(from string, err error) string {
-	var pe *sampler.PlaybackError
-	switch {
-	case !errors.As(err, &pe):
-		return "give a stream of: " + powermetrics.CommandLine(time.Second)
-	case from == "-":
-		return "summarise a recording with: exopower report FILE, or exopower report - to read it from stdin"
+// nodeLine is a window of node i.
+type nodeLine struct {
+	i int
+	l wire.SampleLine
+}
+
+// watchNodes shows several Macs live: a row per node and the total on a
+// terminal, a line per node's window and a total line otherwise. Each
+// node streams its windows; a span on each, opened at the start and
+// ended at the end, makes the summary, as in run --node.
+func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
+	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.source(s.Getenv, "exopower watch")))
+	if err != nil {
+		return err
 	}
-	return "summarise a recording with: exopower report " + from
+	defer cluster.CloseAll(members)
+	start := time.Now()
+	feed := output.NewFeed[nodeLine]()
+	streams, stopStreams := context.WithCancel(context.Background())
+	wait := cluster.StreamAll(streams, members, func(i int, l wire.SampleLine) { feed.Put(nodeLine{i, l}) })
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.Name()
+	}
+	sink, err := output.NewClusterSink(output.SinkConfig{
+		Format:   output.ChooseFormat(o.json, s.OutTTY),
+		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
+		Getenv:   s.Getenv,
+	}, names)
+	end := time.Now()
+	if err == nil {
+		end, err = o.followNodes(s, sink, feed, start, len(members))
+		if cerr := sink.Close(); err == nil {
+			err = cerr
+		}
+	}
+	stopStreams()
+	wait()
+	endCtx, stopEnd := cli.CancelOnSignal(context.Background(), s.Signals)
+	nodes := cluster.EndAll(endCtx, members, end)
+	stopEnd()
+	// A watch has no command to time: its span over the cluster is the
+	// longest of the nodes' own spans, which all hold it.
+	for _, n := range nodes {
+		if d := time.Duration(float64(n.DurationSeconds) * float64(time.Second)); end.Sub(start) < d {
+			start = end.Add(-d)
+		}
+	}
+	sum := cluster.Total(nodes, skipped, start, end.Sub(start))
+	sum.Title = fmt.Sprintf("watch: %d nodes", len(members))
+	return o.finish(s, sum, feed, err)
+}
+
+// followNodes shows the nodes' windows until --duration, --count (windows
+// of every node), a signal or a failure to show one, and returns the end.
+func (o *watchOptions) followNodes(s *cli.Streams, sink output.ClusterSink, feed *output.Feed[nodeLine], t0 time.Time, n int) (time.Time, error) {
+	counts := make([]int, n)
+	done := 0
+	why, err := output.Follow(o.live(s, t0, sink.Resize, nil), feed, func(nl nodeLine) (bool, error) {
+		if err := sink.Window(nl.i, nl.l); err != nil {
+			return true, err
+		}
+		if counts[nl.i]++; o.count > 0 && counts[nl.i] == o.count {
+			done++
+		}
+		return done == n, nil
+	})
+	if why == output.TimeUp {
+		return t0.Add(o.duration), err
+	}
+	return time.Now(), err
 }

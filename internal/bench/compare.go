@@ -12,7 +12,7 @@ import (
 func NewReport(interval time.Duration) *Report {
 	return &Report{SchemaVersion: wire.SchemaVersion, Type: "bench", Complete: true,
 		IntervalSeconds: wire.Num(interval.Seconds()), Scope: wire.Scope,
-		Source: wire.Source{Tool: "powermetrics"}, Results: []Result{}, Warnings: []string{}}
+		Results: []Result{}, Warnings: []string{}}
 }
 
 // Finish computes every result's statistics and the comparison with the

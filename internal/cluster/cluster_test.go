@@ -96,7 +96,7 @@ func TestTotalSumsTheNodes(t *testing.T) {
 		node("a", 20, 10, 12, 1, 0.002, 0.1, false),
 		node("b", 3, 1, 5, 0.9, 0.010, -2.5, true, "lost: no answer"),
 	}
-	sum := Total(nodes, time.Unix(0, 0), 2*time.Second)
+	sum := Total(nodes, nil, time.Unix(0, 0), 2*time.Second)
 	if sum.IntervalSeconds != 0.5 {
 		t.Errorf("interval %v, want the longest of the nodes'", sum.IntervalSeconds)
 	}

@@ -140,3 +140,6 @@ func errText(err error) string {
 func (r *Remote) Stream(ctx context.Context, f func(wire.SampleLine)) error {
 	return r.c.Stream(ctx, f)
 }
+
+// Close lets go of the connections kept for the node.
+func (r *Remote) Close() { r.c.hc.CloseIdleConnections() }

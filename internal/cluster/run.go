@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -28,6 +29,14 @@ type Member interface {
 	// the node's measurement; it never takes longer than the node's
 	// interval and EndSlack.
 	End(ctx context.Context, at time.Time) wire.NodeSummary
+	// Stream hands f the node's windows as they come, as the lines of
+	// watch --json with the energy cumulative from the stream's start,
+	// until ctx ends or the node's stream does. f must not block: it is
+	// called from what reads the node.
+	Stream(ctx context.Context, f func(wire.SampleLine)) error
+	// Close lets go of what the member holds, such as this Mac's
+	// powermetrics.
+	Close()
 }
 
 // BeginAll opens every member's span at once and waits for all. When one
@@ -77,8 +86,9 @@ func EndAll(ctx context.Context, ms []Member, at time.Time) []wire.NodeSummary {
 // (a bound: peaks need not come at once), samples summed, and the energy
 // bound that the round trips leave: each node's span edges are known to
 // within its round trip, over which it may draw up to its peak. The
-// interval is the longest of the nodes'.
-func Total(nodes []wire.NodeSummary, started time.Time, elapsed time.Duration) *wire.Summary {
+// interval is the longest of the nodes'. skipped are the nodes left out
+// because they did not answer before the start (--skip-unreachable).
+func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapsed time.Duration) *wire.Summary {
 	sum := &wire.Summary{
 		SchemaVersion:   wire.SchemaVersion,
 		Type:            "summary",
@@ -87,17 +97,20 @@ func Total(nodes []wire.NodeSummary, started time.Time, elapsed time.Duration) *
 		IntervalSeconds: 0,
 		Coverage:        1,
 		Scope:           wire.Scope,
-		Source:          wire.Source{Tool: "powermetrics", HWModel: fmt.Sprintf("%d nodes", len(nodes))},
+		Source:          wire.Source{HWModel: fmt.Sprintf("%d nodes", len(nodes))},
 		Warnings:        []string{},
 		Nodes:           nodes,
 	}
 	var unc float64
+	var energy, peak power.Values
 	for _, n := range nodes {
+		if sum.Source.Tool == "" {
+			sum.Source.Tool = n.Source.Tool
+		}
 		// The nodes' own intervals: this Mac's is not one unless it is a
 		// node.
 		sum.IntervalSeconds = wire.Num(math.Max(float64(sum.IntervalSeconds), float64(n.IntervalSeconds)))
-		add(&sum.EnergyJoules, n.EnergyJoules)
-		add(&sum.PeakPowerWatts, n.PeakPowerWatts)
+		energy, peak = energy.Add(n.EnergyJoules.Values()), peak.Add(n.PeakPowerWatts.Values())
 		sum.Samples += n.Samples
 		sum.Coverage = wire.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
 		unc += 2 * float64(n.RoundTripSeconds) * float64(n.PeakPowerWatts.Total)
@@ -111,18 +124,14 @@ func Total(nodes []wire.NodeSummary, started time.Time, elapsed time.Duration) *
 			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s's clock is %.1f s off this Mac's: its span is by its own clock", n.Node, float64(n.ClockOffsetSeconds)))
 		}
 	}
+	sum.EnergyJoules, sum.PeakPowerWatts = wire.NewComponents(energy), wire.NewComponents(peak)
 	if s := elapsed.Seconds(); s > 0 {
-		e := sum.EnergyJoules
-		sum.AvgPowerWatts = wire.Components{Total: e.Total / wire.Num(s), CPU: e.CPU / wire.Num(s), GPU: e.GPU / wire.Num(s), ANE: e.ANE / wire.Num(s)}
+		sum.AvgPowerWatts = wire.NewComponents(energy.Scale(1 / s))
 	}
 	u := wire.Num(unc)
 	sum.UncertaintyJoules = &u
+	for _, t := range skipped {
+		sum.Warnings = append(sum.Warnings, "node "+t+" did not answer before the start and is not measured (--skip-unreachable): the total leaves it out")
+	}
 	return sum
-}
-
-func add(to *wire.Components, c wire.Components) {
-	to.Total += c.Total
-	to.CPU += c.CPU
-	to.GPU += c.GPU
-	to.ANE += c.ANE
 }

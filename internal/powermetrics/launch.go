@@ -30,7 +30,7 @@ type LaunchOptions struct {
 
 // Launch starts powermetrics and waits for its first sample, so that
 // nothing is started before measurement is known to work; Next returns
-// that sample first. It fails with a *LaunchError that says what went
+// that sample first. It fails with a *cli.Error that says what went
 // wrong and how to fix it.
 //
 // powermetrics needs root. Without it, Launch runs powermetrics through

@@ -254,6 +254,17 @@ func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 	return b.close(sp, end)
 }
 
+// Finish is End for the last span of a stream: it closes the span, stops
+// the stream, and adds how the stream ended, when not cleanly, to the
+// warnings.
+func (s *Sampler) Finish(ctx context.Context, sp *Span, end time.Time) Result {
+	res := s.End(ctx, sp, end)
+	if err := s.Stop(); err != nil {
+		res.Warnings = append(res.Warnings, s.cfg.Source+": "+err.Error())
+	}
+	return res
+}
+
 // Read returns what was measured over the span so far, from its start to
 // the end of the newest window; the span stays open. Before any window
 // reaches past its start, nothing was: the result is empty.

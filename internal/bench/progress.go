@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"github.com/exopower/exopower/internal/output"
 )
 
-// progress is the line on a terminal's stderr that says where the bench
+// Progress is the line on a terminal's stderr that says where the bench
 // is: the command, run k of N, the time left and the last run's energy,
 // redrawn in place. A nil w draws nothing: stderr is no terminal, or the
 // commands' output goes there.
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	total int // measured runs in all
 	done  int
@@ -22,18 +22,18 @@ type progress struct {
 	drawn bool
 }
 
-// newProgress draws on w for total measured runs, with tail (the idle
+// NewProgress draws on w for total measured runs, with tail (the idle
 // baseline after the runs) still to wait once they are done.
-func newProgress(w io.Writer, total int, tail time.Duration) *progress {
-	return &progress{w: w, total: total, tail: tail}
+func NewProgress(w io.Writer, total int, tail time.Duration) *Progress {
+	return &Progress{w: w, total: total, tail: tail}
 }
 
 // maxCommand is how much of a command the line shows, so that it stays
 // one line on most terminals.
 const maxCommand = 40
 
-// run says that run k of n of command c begins.
-func (p *progress) run(c string, k, n int) {
+// Run says that run k of n of command c begins.
+func (p *Progress) Run(c string, k, n int) {
 	if p.w == nil {
 		return
 	}
@@ -55,27 +55,27 @@ func (p *progress) run(c string, k, n int) {
 	p.draw(line)
 }
 
-// ran says that a measured run ended, having used joules.
-func (p *progress) ran(joules float64) {
+// Ran says that a measured run ended, having used joules.
+func (p *Progress) Ran(joules float64) {
 	p.done++
 	p.last = output.Joules(joules)
 }
 
-// idle says that the idle Mac is being measured for d.
-func (p *progress) idle(d time.Duration) {
+// Idle says that the idle Mac is being measured for d.
+func (p *Progress) Idle(d time.Duration) {
 	if p.w != nil {
 		p.draw(fmt.Sprintf("measuring the idle Mac for %v", d))
 	}
 }
 
-func (p *progress) draw(line string) {
+func (p *Progress) draw(line string) {
 	fmt.Fprintf(p.w, "\r%s\x1b[K", line)
 	p.drawn = true
 }
 
-// clear takes the line away, before anything else is written to stderr
+// Clear takes the line away, before anything else is written to stderr
 // and at the end.
-func (p *progress) clear() {
+func (p *Progress) Clear() {
 	if p.w != nil && p.drawn {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.drawn = false

@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// fakeMeter is a Meter of made-up numbers, as hyperfine's MockExecutor:
+// each run's energy is its index among the runs (1, 2, 3...) joules over
+// a second, and the idle machine draws 0.5 W. It notes what was asked of
+// it, in order.
+type fakeMeter struct {
+	calls  []string
+	runs   int
+	open   bool
+	closed bool
+	failAt int // Begin fails at this run (from 1); 0: never
+}
+
+func (m *fakeMeter) Begin(context.Context) error {
+	if m.open {
+		return errors.New("a span opened over an open one")
+	}
+	if m.runs+1 == m.failAt {
+		return errors.New("node lost")
+	}
+	m.open = true
+	m.calls = append(m.calls, "begin")
+	return nil
+}
+
+func (m *fakeMeter) End(_ context.Context, at time.Time, status int, signal string) Run {
+	m.open = false
+	m.runs++
+	m.calls = append(m.calls, "end")
+	e := wire.Num(m.runs)
+	return Run{StartedAt: at.Add(-time.Second).UTC().Format(time.RFC3339Nano), DurationSeconds: 1,
+		EnergyJoules: wire.Components{Total: e, CPU: e}, AvgPowerWatts: wire.Components{Total: e, CPU: e},
+		Samples: 10, Coverage: 1, ExitCode: status, Warnings: []string{}}
+}
+
+func (m *fakeMeter) Idle(_ context.Context, d time.Duration, sleep func(time.Duration) bool) (IdleSpan, error) {
+	m.calls = append(m.calls, "idle "+d.String())
+	ws := []Window{{Seconds: d.Seconds() / 2, Watts: 0.4}, {Seconds: d.Seconds() / 2, Watts: 0.6}}
+	return IdleSpan{Idle: NewIdle(time.Now(), d, ws), Windows: ws}, nil
+}
+
+func (m *fakeMeter) Close() (wire.Source, []string) {
+	m.closed = true
+	return wire.Source{Tool: "fake"}, []string{"the fake's warning"}
+}
+
+// lockedBuffer is the commands' output, read while they write it.
+type lockedBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // a write since the last receive
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case l.wrote <- struct{}{}:
+	default:
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runner runs cfg over a fake meter; the commands' output is written to
+// out, in the order the commands ran.
+func runner(t *testing.T, cfg Config, m *fakeMeter) (*Runner, *lockedBuffer) {
+	t.Helper()
+	out := &lockedBuffer{wrote: make(chan struct{}, 1)}
+	cfg.Argv = func(c string) []string { return []string{"sh", "-c", c} }
+	cfg.Stdout, cfg.Stderr, cfg.Messages = out, out, out
+	cfg.Interval = 100 * time.Millisecond
+	if cfg.Identity.Env == nil {
+		cfg.Identity.Env = os.Environ()
+	}
+	if err := cfg.Look(os.Getenv("PATH")); err != nil {
+		t.Fatal(err)
+	}
+	return NewRunner(cfg, m), out
+}
+
+// The runner makes each command's runs as spans of the meter, one at a
+// time, the reference first, the hooks around them in hyperfine's order,
+// and the idle spans before the first run and after the last.
+func TestTheRunnerMeasuresEachRunAsASpanOfItsMeter(t *testing.T) {
+	m := &fakeMeter{}
+	cfg := Config{Jobs: Jobs([]string{"echo b{n}"}, "echo ref", []ParameterList{{Name: "n", Values: []string{"1", "2"}}},
+		Hooks{Setup: "echo setup", Prepare: "echo prepare", Conclude: "echo conclude", Cleanup: "echo cleanup"}),
+		Runs: 2, Warmup: 1, Baseline: 4 * time.Second}
+	r, out := runner(t, cfg, m)
+	rep := r.Measure(context.Background())
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(m.calls, ","), "idle 4s,"+strings.Repeat("begin,end,", 6)+"idle 4s"; got != want {
+		t.Errorf("the meter was asked %s, want %s", got, want)
+	}
+	oneCommand := "setup\nprepare\n%s\nconclude\nprepare\n%s\nconclude\nprepare\n%s\nconclude\ncleanup\n"
+	want := strings.ReplaceAll(oneCommand, "%s", "ref") + strings.ReplaceAll(oneCommand, "%s", "b1") + strings.ReplaceAll(oneCommand, "%s", "b2")
+	if out.String() != want {
+		t.Errorf("the commands wrote\n%s\nwant\n%s", out.String(), want)
+	}
+	if len(rep.Results) != 3 || rep.Results[0].Command != "echo ref" || rep.Results[2].Command != "echo b2" || rep.Results[2].Parameters["n"] != "2" {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	for i, res := range rep.Results {
+		if len(res.Runs) != 2 || res.Runs[0].EnergyJoules.Total != wire.Num(2*i+1) || res.Runs[1].EnergyJoules.Total != wire.Num(2*i+2) {
+			t.Errorf("result %d: runs %+v, want the meter's %d J and %d J", i, res.Runs, 2*i+1, 2*i+2)
+		}
+	}
+	if rep.Baseline == nil || rep.Baseline.PowerWatts != 0.5 || !rep.Complete {
+		t.Errorf("baseline %+v, complete %v; want 0.5 W and complete", rep.Baseline, rep.Complete)
+	}
+	if !m.closed || rep.Source.Tool != "fake" || len(rep.Warnings) != 1 || rep.Warnings[0] != "the fake's warning" {
+		t.Errorf("closed %v, source %+v, warnings %q: the meter's close is the report's", m.closed, rep.Source, rep.Warnings)
+	}
+}
+
+// A run that fails ends the bench with the command's status, the runs so
+// far kept, unless failures are ignored.
+func TestAFailedRunEndsTheBenchUnlessIgnored(t *testing.T) {
+	for _, ignore := range []bool{false, true} {
+		m := &fakeMeter{}
+		r, _ := runner(t, Config{Jobs: Jobs([]string{"exit 3", "true"}, "", nil, Hooks{}), Runs: 2, IgnoreFailure: ignore}, m)
+		rep := r.Measure(context.Background())
+		var e *cli.Error
+		switch {
+		case !ignore && (!errors.As(r.Err(), &e) || e.Status != 3 || len(rep.Results) != 1 || len(rep.Results[0].Runs) != 1 || rep.Complete):
+			t.Errorf("not ignored: err %v, %d results, complete %v; want status 3 after the first run", r.Err(), len(rep.Results), rep.Complete)
+		case ignore && (r.Err() != nil || len(rep.Results) != 2 || rep.Results[0].Runs[1].ExitCode != 3 || !rep.Complete):
+			t.Errorf("ignored: err %v, results %+v", r.Err(), rep.Results)
+		}
+	}
+}
+
+// A meter that fails to open a span ends the bench with its error, and
+// the runs so far.
+func TestAMeterThatFailsEndsTheBench(t *testing.T) {
+	m := &fakeMeter{failAt: 2}
+	r, _ := runner(t, Config{Jobs: Jobs([]string{"true"}, "", nil, Hooks{}), Runs: 3}, m)
+	rep := r.Measure(context.Background())
+	if r.Err() == nil || r.Err().Error() != "node lost" || len(rep.Results[0].Runs) != 1 || rep.Complete {
+		t.Errorf("err %v, runs %d, complete %v; want node lost after 1 run", r.Err(), len(rep.Results[0].Runs), rep.Complete)
+	}
+}
+
+// A signal during a run is passed to the command, ends the bench once
+// it has ended, leaves that run out, and is the bench's status.
+func TestASignalEndsTheBenchAfterTheCommand(t *testing.T) {
+	sigs := make(chan os.Signal, 1)
+	m := &fakeMeter{}
+	cfg := Config{Jobs: Jobs([]string{"trap 'echo trapped; exit 0' INT; echo started; while :; do sleep 0.01; done"}, "", nil, Hooks{}), Runs: 3, Signals: sigs}
+	r, out := runner(t, cfg, m)
+	done := make(chan *Report)
+	go func() { done <- r.Measure(context.Background()) }()
+	for !strings.Contains(out.String(), "started") {
+		<-out.wrote
+	}
+	sigs <- syscall.SIGINT
+	rep := <-done
+	var e *cli.Error
+	if !errors.As(r.Err(), &e) || e.Status != 130 || len(rep.Results[0].Runs) != 0 || rep.Complete {
+		t.Errorf("err %v, runs %d, complete %v; want status 130 and no run", r.Err(), len(rep.Results[0].Runs), rep.Complete)
+	}
+	if got := out.String(); !strings.Contains(got, "trapped") || !strings.Contains(got, "ending the bench once the command ends") {
+		t.Errorf("the command did not get the signal, or nobody said so: %q", got)
+	}
+}
+
+// The units of work of a run are read from its output.
+func TestUnitsAreReadFromEachRunsOutput(t *testing.T) {
+	unit := "token"
+	r, _ := runner(t, Config{Jobs: Jobs([]string{"echo generated 512 tokens"}, "", nil, Hooks{}), Runs: 1,
+		UnitsFrom: regexp.MustCompile(`generated ([0-9]+) tokens`), Unit: &unit}, &fakeMeter{})
+	rep := r.Measure(context.Background())
+	if u := rep.Results[0].Runs[0].Units; u == nil || *u != 512 {
+		t.Errorf("units %v, want 512", u)
+	}
+}

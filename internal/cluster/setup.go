@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// Nodes say which Macs to measure and how to reach them, as the flags
+// --node, --nodes, --node-credentials, --node-ca and --skip-unreachable
+// give them.
+type Nodes struct {
+	// URLs are the --node values; File names a file of them, one a line.
+	URLs []string
+	File string
+	// Credentials names a file of lines URL USER PASSWORD; without one,
+	// EXOPOWER_NODE_USER and EXOPOWER_NODE_PASSWORD are everyone's.
+	Credentials string
+	// CAFile holds CA certificates to trust for https nodes, besides the
+	// system's.
+	CAFile string
+	// SkipUnreachable goes on without the nodes that do not answer
+	// before the start, naming them.
+	SkipUnreachable bool
+}
+
+// Given says whether any node was named.
+func (n Nodes) Given() bool { return len(n.URLs) > 0 || n.File != "" }
+
+// Unreachable is the hint for a node that does not answer.
+const Unreachable = "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable"
+
+// targets reads the nodes, their credentials and CAs.
+func (n Nodes) targets(getenv func(string) string) ([]Target, Auth, error) {
+	var file io.Reader
+	if n.File != "" {
+		f, err := os.Open(n.File)
+		if err != nil {
+			return nil, Auth{}, cli.Fail(fmt.Errorf("--nodes: %w", err))
+		}
+		defer f.Close()
+		file = f
+	}
+	ts, err := ParseTargets(n.URLs, file)
+	if err == nil && len(ts) == 0 {
+		err = errors.New("--nodes names no node")
+	}
+	if err != nil {
+		return nil, Auth{}, cli.Fail(err, "name each node once, as http://HOST:PORT of its exopower serve, or local for this Mac")
+	}
+	var creds io.Reader
+	if n.Credentials != "" {
+		f, err := os.Open(n.Credentials)
+		if err != nil {
+			return nil, Auth{}, cli.Fail(fmt.Errorf("--node-credentials: %w", err))
+		}
+		defer f.Close()
+		creds = f
+	}
+	auth, err := LoadAuth(creds, getenv)
+	if err != nil {
+		return nil, Auth{}, cli.Fail(err)
+	}
+	return ts, auth, nil
+}
+
+// Setup says how to reach the nodes of a run, a watch or a bench.
+type Setup struct {
+	Nodes
+	Getenv func(string) string
+	// Interval is this Mac's sample interval, should it be a node.
+	Interval time.Duration
+	// Start starts this Mac's stream, when it is named as a node
+	// ("local").
+	Start func(ctx context.Context) (*sampler.Sampler, error)
+}
+
+// Connect reaches every node at once: a remote one by its status, this
+// Mac by starting its stream. Nodes that do not answer are an error,
+// unless SkipUnreachable: then they are left out, and named in skipped.
+// Close the members when done.
+func (s Setup) Connect(ctx context.Context) (members []Member, skipped []string, err error) {
+	ts, auth, err := s.targets(s.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsConf, err := TLSConfig(s.CAFile)
+	if err != nil {
+		return nil, nil, cli.Fail(fmt.Errorf("--node-ca: %w", err))
+	}
+	found := make([]Member, len(ts))
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Go(func() { found[i], errs[i] = s.reach(ctx, t, auth, tlsConf) })
+	}
+	wg.Wait()
+	var failed []error
+	for i, m := range found {
+		switch {
+		case errs[i] == nil:
+			members = append(members, m)
+		case s.SkipUnreachable && !ts[i].Local:
+			skipped = append(skipped, ts[i].Name())
+		default:
+			failed = append(failed, errs[i])
+		}
+	}
+	if len(failed) > 0 {
+		CloseAll(members)
+		return nil, nil, withHint(errors.Join(failed...))
+	}
+	if len(members) == 0 {
+		return nil, nil, cli.Fail(errors.New("no node answered"), Unreachable)
+	}
+	return members, skipped, nil
+}
+
+// reach reaches one node: this Mac by starting its stream, a remote one
+// by its status, which it answers at once.
+func (s Setup) reach(ctx context.Context, t Target, auth Auth, tlsConf *tls.Config) (Member, error) {
+	if t.Local {
+		meter, err := s.Start(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return NewLocal(meter, s.Interval), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := Connect(ctx, NewClient(t, auth, tlsConf))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", t.Name(), err)
+	}
+	return r, nil
+}
+
+// withHint is err, a failure to reach or begin on the nodes, with the
+// hint that says what to check; an error that carries its own (this
+// Mac's powermetrics) keeps it.
+func withHint(err error) error {
+	var e *cli.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return cli.Fail(err, Unreachable)
+}
+
+// CloseAll closes every member.
+func CloseAll(ms []Member) {
+	for _, m := range ms {
+		m.Close()
+	}
+}
+
+// StreamAll streams every member's windows at once into f, with the
+// member's index, until ctx ends; wait waits for the streams to stop.
+// f is called from several goroutines at once and must not block.
+func StreamAll(ctx context.Context, ms []Member, f func(i int, l wire.SampleLine)) (wait func()) {
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() { m.Stream(ctx, func(l wire.SampleLine) { f(i, l) }) })
+	}
+	return wg.Wait
+}
