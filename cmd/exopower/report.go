@@ -1,18 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
-	"github.com/exopower/exopower/internal/powermetrics"
-	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/source"
 )
 
 type reportOptions struct {
@@ -53,23 +49,15 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 			return cli.Fail(fmt.Errorf("--samples: %w", err))
 		}
 	}
-	var r io.Reader = s.In
-	if o.file != "-" {
-		f, err := os.Open(o.file)
-		if err != nil {
-			return cli.Fail(err)
-		}
-		defer f.Close()
-		r = f
-	}
-	var windows output.WindowLog
-	res, err := sampler.RecordingWindows(powermetrics.NewRecording(r), windows.Add)
+	r, err := s.Open(o.file)
 	if err != nil {
-		hint := "record a stream with: " + powermetrics.CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist")
-		if errors.Is(err, powermetrics.ErrIntel) {
-			return cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.file), err))
-		}
-		return cli.Fail(fmt.Errorf("%s: %w", cli.InputName(o.file), err), hint)
+		return err
+	}
+	defer r.Close()
+	var windows output.WindowLog
+	res, err := source.Recording(r, windows.Add)
+	if err != nil {
+		return source.RecordingError(o.file, err)
 	}
 	// A recording has no interval of its own: the mean window stands in.
 	interval := res.Duration / time.Duration(res.Samples)
@@ -82,7 +70,7 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 		if cli.BrokenPipe(err) {
 			return nil
 		}
-		return cli.Fail(cli.Wrote("stdout", err))
+		return cli.Wrote("stdout", err)
 	}
 	return printSummary(s, false, o.json, sum)
 }

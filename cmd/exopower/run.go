@@ -75,7 +75,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	}
 	var windows output.WindowLog
 	var onWindow func(sampler.Window, sampler.Totals)
-	if o.files.given() {
+	if o.files.Given() {
 		onWindow = windows.Add
 	}
 	span := meter.Begin(startCtx, onWindow)
@@ -100,7 +100,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
-	saved := o.files.write(&windows, res, "exopower run -- "+output.ShellQuote(o.argv), cmd.Identity)
+	saved := o.files.Write(&windows, res, "exopower run -- "+output.ShellQuote(o.argv), cmd.Identity.Cred)
 	return withFileError(o.finish(s, res, span.Start, exit, signals, cmd.Identity), saved, exit.Status)
 }
 
@@ -120,10 +120,10 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
 		return child.Command{}, err
 	}
-	if o.files.given() && o.nodes.Given() {
+	if o.files.Given() && o.nodes.Given() {
 		return child.Command{}, cli.Fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
 	}
-	if err := o.files.check(id); err != nil {
+	if err := o.files.Check(id.Cred); err != nil {
 		return child.Command{}, err
 	}
 	path, err := child.Look(o.argv[0], s.Getenv("PATH"), id.Cred)

@@ -18,13 +18,8 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wire"
 )
-
-// DefaultListen is where exopower serve listens unless told otherwise:
-// this machine only, on a port that no exporter in Prometheus's list of
-// default ports takes (9100-9999 are all given out), nor Prometheus,
-// its Pushgateway and Alertmanager (9090-9093), nor 8080 or 28282.
-const DefaultListen = "127.0.0.1:10241"
 
 // serveGrace is how long past one interval the end of a span waits for the
 // window that covers it.
@@ -57,7 +52,7 @@ otherwise, which then needs a web config with passwords (--web.config.file).`,
 		RunE: func(c *cobra.Command, _ []string) error { return runServe(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)
-	c.Flags().StringVar(&o.listen, "listen", DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
+	c.Flags().StringVar(&o.listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
 	c.Flags().StringVar(&o.webConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it")
 	return c
@@ -70,7 +65,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		hint := "give an address of this machine and a port from 1 to 65535, such as " + DefaultListen
+		hint := "give an address of this machine and a port from 1 to 65535, such as " + wire.DefaultListen
 		if errors.Is(err, syscall.EADDRINUSE) {
 			hint = "is another exopower serve running? choose another address with --listen"
 		}
@@ -129,7 +124,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 	}
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
-		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), "give host:port, such as "+DefaultListen)
+		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), "give host:port, such as "+wire.DefaultListen)
 	}
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && users == 0 {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s reaches beyond this machine, and no web config sets passwords", o.listen),

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var bench = Bench{
+var aBench = Bench{
 	Title: "least energy: a (2 J on average)",
 	Commands: []BenchCommand{
 		{Name: "a", Energies: []float64{1, 2, 3}, Idle: &Band{Center: 0.5, Error: 0.1}},
@@ -27,11 +27,11 @@ var nodes = Nodes{
 
 func TestABenchSVGHoldsACommandPerLegendEntryAndTheBaselineBand(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteBench(&buf, SVG, Size{Width: 800, Height: 400}, bench); err != nil {
+	if err := WriteBench(&buf, SVG, Size{Width: 800, Height: 400}, aBench); err != nil {
 		t.Fatal(err)
 	}
 	texts, _ := svgOf(t, buf.Bytes())
-	for _, want := range []string{"a", "b c", "never ran", IdleLegend, bench.Title} {
+	for _, want := range []string{"a", "b c", "never ran", IdleLegend, aBench.Title} {
 		if !slices.Contains(texts, want) {
 			t.Errorf("no text %q in %q", want, texts)
 		}
@@ -98,7 +98,7 @@ func TestTheTotalIsTheNodesSumAtEachMoment(t *testing.T) {
 func TestBenchAndNodesPNGsDecode(t *testing.T) {
 	size := Size{Width: 640, Height: 320}
 	for name, write := range map[string]func(io.Writer) error{
-		"bench": func(w io.Writer) error { return WriteBench(w, PNG, size, bench) },
+		"bench": func(w io.Writer) error { return WriteBench(w, PNG, size, aBench) },
 		"nodes": func(w io.Writer) error { return WriteNodes(w, PNG, size, nodes) },
 	} {
 		var buf bytes.Buffer
@@ -123,7 +123,7 @@ func TestBenchesAndNodesWithNothingToDrawAreRefused(t *testing.T) {
 	}{
 		{"a bench without runs", WriteBench(io.Discard, SVG, Size{800, 400}, Bench{Commands: []BenchCommand{{Name: "a"}}}), "no run to plot"},
 		{"nodes without windows", WriteNodes(io.Discard, SVG, Size{800, 400}, Nodes{Series: []NodeSeries{{Name: "a"}}}), "no window to plot"},
-		{"a bench too small", WriteBench(io.Discard, SVG, Size{800, 10}, bench), "a plot of 800x10 pixels: each side takes 100 to 20000"},
+		{"a bench too small", WriteBench(io.Discard, SVG, Size{800, 10}, aBench), "a plot of 800x10 pixels: each side takes 100 to 20000"},
 		{"nodes too big", WriteNodes(io.Discard, SVG, Size{30000, 400}, nodes), "a plot of 30000x400 pixels: each side takes 100 to 20000"},
 	} {
 		if tc.err == nil || tc.err.Error() != tc.want {

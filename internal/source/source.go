@@ -113,17 +113,19 @@ func notLiveHint(from string, err error) string {
 // Recording measures a recorded powermetrics -f plist stream, read from
 // r, from its first window to its last, and hands every window to
 // onWindow (nil: none). A recording has no arrival times: its windows
-// follow each other by their lengths. name names r in messages.
-func Recording(r io.Reader, name string, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
-	res, err := sampler.RecordingWindows(powermetrics.NewRecording(r), onWindow)
-	if err == nil {
-		return res, nil
-	}
+// follow each other by their lengths.
+func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
+	return sampler.RecordingWindows(powermetrics.NewRecording(r), onWindow)
+}
+
+// RecordingError is err, a recording named name that could not be
+// measured, with the hint that says how to record one.
+func RecordingError(name string, err error) error {
 	err = fmt.Errorf("%s: %w", cli.InputName(name), err)
 	if errors.Is(err, powermetrics.ErrIntel) {
-		return res, cli.Fail(err)
+		return cli.Fail(err)
 	}
-	return res, cli.Fail(err, "record a stream with: "+CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist"))
+	return cli.Fail(err, "record a stream with: "+CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist"))
 }
 
 // CommandLine is the powermetrics command line that gives the stream

@@ -156,6 +156,12 @@ type SampleLine struct {
 	Node string `json:"node,omitempty"`
 }
 
+// DefaultListen is where exopower serve listens unless told otherwise:
+// this machine only, on a port that no exporter in Prometheus's list of
+// default ports takes (9100-9999 are all given out), nor Prometheus,
+// its Pushgateway and Alertmanager (9090-9093), nor 8080 or 28282.
+const DefaultListen = "127.0.0.1:10241"
+
 // Status is the answer to GET /v1/status.
 type Status struct {
 	Node            string         `json:"node"`
