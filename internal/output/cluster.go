@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -21,32 +22,28 @@ type ClusterSink interface {
 	Close() error
 }
 
-// cluster is what every cluster sink keeps: each node's newest line.
+// cluster is what every cluster sink keeps: each node's newest line, and
+// the total after it.
 type cluster struct {
 	nodes []string
 	last  []wire.SampleLine
 	seen  []bool
+	total wire.SampleLine
 }
 
 // add takes node i's line and returns the total after it: the power of
 // each node's newest window summed, and their energies summed.
 func (c *cluster) add(i int, l wire.SampleLine) wire.SampleLine {
 	c.last[i], c.seen[i] = l, true
-	tot := wire.SampleLine{SchemaVersion: wire.SchemaVersion, Type: "total", Time: l.Time, Node: ""}
+	var watts, joules power.Values
 	for k := range c.last {
 		if c.seen[k] {
-			addTo(&tot.PowerWatts, c.last[k].PowerWatts)
-			addTo(&tot.EnergyJoules, c.last[k].EnergyJoules)
+			watts, joules = watts.Add(c.last[k].PowerWatts.Values()), joules.Add(c.last[k].EnergyJoules.Values())
 		}
 	}
-	return tot
-}
-
-func addTo(to *wire.Components, c wire.Components) {
-	to.Total += c.Total
-	to.CPU += c.CPU
-	to.GPU += c.GPU
-	to.ANE += c.ANE
+	c.total = wire.SampleLine{SchemaVersion: wire.SchemaVersion, Type: "total", Time: l.Time,
+		PowerWatts: wire.NewComponents(watts), EnergyJoules: wire.NewComponents(joules)}
+	return c.total
 }
 
 // NewClusterSink returns the sink for c.Format over the named nodes.
@@ -142,18 +139,14 @@ func (s *clusterPanel) draw() error {
 	var b strings.Builder
 	fmt.Fprintln(&b, s.st.Render(s.st.Title, fmt.Sprintf("exopower watch: %d nodes   (Ctrl-C ends it with a summary)", len(s.nodes))))
 	fmt.Fprintf(&b, "\n  %-20s %10s %10s %10s %10s %11s\n", "node", "power", "CPU", "GPU", "ANE", "energy")
-	var tot wire.SampleLine
 	for i, name := range s.nodes {
 		if !s.seen[i] {
 			fmt.Fprintf(&b, "  %s %12s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), "waiting")
 			continue
 		}
-		l := s.last[i]
-		addTo(&tot.PowerWatts, l.PowerWatts)
-		addTo(&tot.EnergyJoules, l.EnergyJoules)
-		s.row(&b, name, l)
+		s.row(&b, name, s.last[i])
 	}
-	s.row(&b, "total", tot)
+	s.row(&b, "total", s.total)
 	w, h := s.t.size()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if h > 0 && len(lines) > h {
