@@ -13,7 +13,7 @@ import (
 // spans. The baseline is measured over both nodes too.
 func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 	t.Parallel() // it waits on its nodes in real time, not on the CPU
-	nodes := []*node{startNode(t, "steady", "0=10,2,0.5"), startNode(t, "uneven", "0=3,1,0", "FAKEPM_SEED=7")}
+	nodes := []*served{startNode(t, "steady", "0=10,2,0.5"), startNode(t, "uneven", "0=3,1,0", "FAKEPM_SEED=7")}
 	cmd, _ := exopowerCmd(t, "bench", "--json", "-r", "2", "--baseline", "1s", "--node", nodes[0].url, "--node", nodes[1].url, "sleep 0.5")
 	out, err := cmd.Output()
 	if err != nil {

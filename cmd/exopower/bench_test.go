@@ -200,7 +200,7 @@ func TestBenchInterruptKeepsTheRunsSoFar(t *testing.T) {
 			t.Errorf("report after Ctrl-C: %s", b)
 		}
 	}
-	if err := processGone(filepath.Join(dir, "powermetrics.pid")); err != nil {
+	if err := fakepm.Gone(filepath.Join(dir, "powermetrics.pid")); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,50 +18,15 @@ import (
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// node is an exopower serve over the fake powermetrics, for a test.
-type node struct {
-	url     string
-	profile fakepm.Profile
-	pid     int
-}
-
-var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
-
-// startNode runs exopower serve on a free loopback port, with the fake at
-// profile, and stops it when the test ends.
-func startNode(t *testing.T, name, profile string, env ...string) *node {
+// startNode is a serve named name, at 100 ms, over the fake at profile.
+func startNode(t *testing.T, name, profile string, env ...string) *served {
 	t.Helper()
-	prof, err := fakepm.ParseProfile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd, _ := exopowerCmd(t, "serve", "--listen", "127.0.0.1:0", "-i", "100ms", "--node-name", name)
-	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + profile}, env...)...)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return &node{url: m[1], profile: prof, pid: cmd.Process.Pid}
-		}
-	}
-	t.Fatalf("serve %s ended before it listened", name)
-	return nil
+	return startServe(t, profile, env, "-i", "100ms", "--node-name", name)
 }
 
 // runNodes runs exopower run --json over the nodes and returns its summary
 // and exit status.
-func runNodes(t *testing.T, nodes []*node, argv ...string) (wire.Summary, int) {
+func runNodes(t *testing.T, nodes []*served, argv ...string) (wire.Summary, int) {
 	t.Helper()
 	args := []string{"run", "--json"}
 	for _, n := range nodes {
@@ -81,7 +44,7 @@ func runNodes(t *testing.T, nodes []*node, argv ...string) (wire.Summary, int) {
 
 // truth is the fake's exact energy over a node's span, by the node's own
 // clock (the same machine's here).
-func truth(t *testing.T, n *node, ns wire.NodeSummary) float64 {
+func truth(t *testing.T, n *served, ns wire.NodeSummary) float64 {
 	t.Helper()
 	start, err1 := time.Parse(time.RFC3339Nano, ns.StartedAt)
 	end, err2 := time.Parse(time.RFC3339Nano, ns.EndedAt)
@@ -97,7 +60,7 @@ func truth(t *testing.T, n *node, ns wire.NodeSummary) float64 {
 // over the command's elapsed time.
 func TestRunOverThreeNodesSumsTheirEnergy(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
-	nodes := []*node{
+	nodes := []*served{
 		startNode(t, "steady", "0=10,2,0.5"),
 		startNode(t, "square", fakepm.DefaultProfile),
 		startNode(t, "uneven", "0=3,1,0", "FAKEPM_SEED=7"),
@@ -133,13 +96,13 @@ func TestRunOverThreeNodesSumsTheirEnergy(t *testing.T) {
 // measured.
 func TestRunOverNodesWhenOneDies(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
-	nodes := []*node{startNode(t, "stays", "0=10,0,0"), startNode(t, "dies", "0=5,0,0")}
+	nodes := []*served{startNode(t, "stays", "0=10,0,0"), startNode(t, "dies", "0=5,0,0")}
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
 	go func() {
 		waitForFile(started)
 		time.Sleep(1500 * time.Millisecond) // past the first reading of the spans
-		syscall.Kill(nodes[1].pid, syscall.SIGKILL)
+		nodes[1].kill()
 	}()
 	sum, code := runNodes(t, nodes, "sh", "-c", "touch "+started+"; sleep 3; exit 3")
 	if code != 3 {
@@ -178,8 +141,8 @@ func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	held := &node{url: srv.URL, profile: slow.profile}
-	sum, code := runNodes(t, []*node{fast, held}, "true")
+	held := &served{url: srv.URL, profile: slow.profile}
+	sum, code := runNodes(t, []*served{fast, held}, "true")
 	if code != 0 || len(sum.Nodes) != 2 || sum.Nodes[0].Lost || !sum.Nodes[1].Lost {
 		t.Fatalf("status %d, nodes %+v: want the slow one lost", code, sum.Nodes)
 	}
@@ -248,7 +211,7 @@ func TestWatchOverNodes(t *testing.T) {
 // measured.
 func TestRunOverNodesInterrupted(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
-	nodes := []*node{startNode(t, "a", "0=10,0,0"), startNode(t, "b", "0=5,0,0")}
+	nodes := []*served{startNode(t, "a", "0=10,0,0"), startNode(t, "b", "0=5,0,0")}
 	cmd, dir := exopowerCmd(t, "run", "--json", "--node", nodes[0].url, "--node", nodes[1].url, "--", "sh", "-c", "touch started; sleep 30")
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -275,7 +238,7 @@ func TestRunOverNodesInterrupted(t *testing.T) {
 }
 
 // nodeStatus reads a node's GET /v1/status.
-func nodeStatus(t *testing.T, n *node) wire.Status {
+func nodeStatus(t *testing.T, n *served) wire.Status {
 	t.Helper()
 	var st wire.Status
 	resp, err := http.Get(n.url + "/v1/status")
@@ -351,9 +314,9 @@ func TestRunOverNodesInterruptedTwiceClosesTheSpans(t *testing.T) {
 
 // watchTwoNodes runs watch --node --json -n 3 over two serves of 10 W and
 // 20 W, and returns them and what it wrote.
-func watchTwoNodes(t *testing.T) ([]*node, []byte) {
+func watchTwoNodes(t *testing.T) ([]*served, []byte) {
 	t.Helper()
-	nodes := []*node{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
+	nodes := []*served{startNode(t, "ten", "0=10,0,0"), startNode(t, "twenty", "0=20,0,0")}
 	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
 	out, err := cmd.Output()
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 // address --serve gives.
 func TestDoctorFindsARunningServe(t *testing.T) {
 	t.Parallel()
-	addr := startServe(t, "0=4,1,0.5", "--node-name", "doctor-test")
+	addr := startServe(t, "0=4,1,0.5", nil, "--node-name", "doctor-test").addr
 	cmd, _ := exopowerCmd(t, "doctor", "--serve", addr)
 	out, _ := cmd.Output()
 	want := "ok    serve          exopower serve answers at " + addr + ": node doctor-test, up "

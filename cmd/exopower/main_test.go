@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -133,7 +132,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: gone PIDFILE")
 	}
-	if err := processGone(ts.MkAbs(args[0])); err != nil {
+	if err := fakepm.Gone(ts.MkAbs(args[0])); err != nil {
 		ts.Fatalf("%v", err)
 	}
 }
@@ -144,7 +143,7 @@ func cmdKillpid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: killpid PIDFILE")
 	}
-	pid, err := readPid(ts.MkAbs(args[0]))
+	pid, err := fakepm.ReadPid(ts.MkAbs(args[0]))
 	if err != nil {
 		ts.Fatalf("%v", err)
 	}
@@ -163,32 +162,6 @@ func waitForFile(path string) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// readPid reads the process id that pidfile holds.
-func readPid(pidfile string) (int, error) {
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		return 0, err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("pid file %s: %v", pidfile, err)
-	}
-	return pid, nil
-}
-
-// processGone checks that the process whose id is in pidfile has exited
-// and been waited for.
-func processGone(pidfile string) error {
-	pid, err := readPid(pidfile)
-	if err != nil {
-		return err
-	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("process %d is still there: kill -0 says %v", pid, err)
-	}
-	return nil
 }
 
 // cmdTruth holds a run's summary against the true energy of the fake's

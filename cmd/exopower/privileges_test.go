@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/exopower/exopower/internal/fakepm"
 )
 
 // fakeSudo stands in for sudo: it takes -n only (never a prompt), and
@@ -87,7 +89,7 @@ func TestNotRootUsesSudoWithoutAPrompt(t *testing.T) {
 	if !strings.Contains(stderr, "  total ") {
 		t.Errorf("no summary:\n%s", stderr)
 	}
-	assertGone(t, filepath.Join(dir, "powermetrics.pid"))
+	fakepm.AssertGone(t, filepath.Join(dir, "powermetrics.pid"))
 }
 
 // Not root, and sudo would want a password: an error before the command

@@ -43,45 +43,6 @@ func needTool(t *testing.T, name string) string {
 	return ""
 }
 
-// startServe runs exopower serve as a real process on a free loopback
-// port, over the fake powermetrics with the given profile, and returns its
-// address. The serve is stopped, and must end cleanly, when the test ends.
-func startServe(t *testing.T, profile string, args ...string) string {
-	t.Helper()
-	cmd, _ := exopowerCmd(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(cmd.Env, "FAKEPM_PROFILE="+profile)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := lines(stderr)
-	seen := await(t, out, "listening on http://")
-	var rest bytes.Buffer
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		for l := range out {
-			fmt.Fprintln(&rest, l)
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		// A hang guard only: serve ends at once on SIGTERM.
-		kill := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-		defer kill.Stop()
-		<-drained
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("exopower serve on SIGTERM: %v; stderr:\n%s\n%s", err, strings.Join(seen, "\n"), rest.String())
-		}
-	})
-	_, addr, _ := strings.Cut(seen[len(seen)-1], "listening on http://")
-	addr, _, _ = strings.Cut(addr, " ")
-	return addr
-}
-
 // get fetches url with the given Accept header (none when empty) and
 // returns the body and its Content-Type.
 func get(t *testing.T, url, accept string) ([]byte, string) {
@@ -128,7 +89,7 @@ func awaitMetric(t *testing.T, addr, name string) []byte {
 func TestPromtoolChecksMetrics(t *testing.T) {
 	t.Parallel()
 	promtool := needTool(t, "promtool")
-	addr := startServe(t, "0=10,2,0.5", "-i", "100ms")
+	addr := startServe(t, "0=10,2,0.5", nil, "-i", "100ms").addr
 	awaitMetric(t, addr, "exopower_soc_power_watts")
 	tests := []struct {
 		name, accept, contentType string
@@ -232,7 +193,7 @@ func TestPrometheusSumsTwoServes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := startServe(t, profile, "-i", "100ms", "--node-name", fmt.Sprintf("node-%d", i))
+		addr := startServe(t, profile, nil, "-i", "100ms", "--node-name", fmt.Sprintf("node-%d", i)).addr
 		watts[addr] = prof.At(time.Now()).Total()
 		targets = append(targets, addr)
 	}

@@ -35,30 +35,40 @@ const stepped = "period=0.9 0=5,2,1 0.5=14,6,2.5"
 type served struct {
 	cmd     *exec.Cmd
 	url     string // http://127.0.0.1:PORT
+	addr    string // 127.0.0.1:PORT
+	pid     int
 	pidfile string // the fake's
+	profile fakepm.Profile
 	mu      sync.Mutex
 	stderr  []string
 	drained chan struct{}
 }
 
-// serveProcess runs exopower serve on a free loopback port with the fake at
-// the profile given, and stops it (SIGTERM) when the test ends, checking
-// that it exits 0 and leaves no powermetrics behind.
-func serveProcess(t *testing.T, profile string, env []string, args ...string) *served {
+// startServe is every test's exopower serve: it runs one on a free
+// loopback port (unless args say another --listen), over the fake at
+// profile with env added to the fake's environment, and stops it
+// (SIGTERM) when the test ends, checking that it exits 0 and leaves no
+// powermetrics behind.
+func startServe(t *testing.T, profile string, env []string, args ...string) *served {
 	t.Helper()
-	cmd, dir := exopowerCmd(t, append([]string{"serve", "--node-name", "test-node", "--listen", "127.0.0.1:0"}, args...)...)
+	prof, err := fakepm.ParseProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, dir := exopowerCmd(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + profile}, env...)...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &served{cmd: cmd, pidfile: filepath.Join(dir, "powermetrics.pid"), drained: make(chan struct{})}
+	s := &served{cmd: cmd, pid: cmd.Process.Pid, pidfile: filepath.Join(dir, "powermetrics.pid"), profile: prof, drained: make(chan struct{})}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		s.stderr = append(s.stderr, sc.Text())
 		if _, addr, ok := strings.Cut(sc.Text(), "listening on "); ok {
 			addr, _, _ = strings.Cut(addr, " ")
-			s.url = "http://" + strings.TrimPrefix(addr, "http://")
+			s.addr = strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "https://")
+			s.url = "http://" + s.addr
 			break
 		}
 	}
@@ -86,9 +96,18 @@ func (s *served) stop(t *testing.T) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	<-s.drained
 	if code := exitCode(t, s.cmd.Wait()); code != 0 {
+		s.mu.Lock()
 		t.Errorf("exopower serve exited %d after SIGTERM; stderr:\n%s", code, strings.Join(s.stderr, "\n"))
+		s.mu.Unlock()
 	}
-	assertGone(t, s.pidfile)
+	fakepm.AssertGone(t, s.pidfile)
+}
+
+// kill ends the serve with SIGKILL, as a node that dies, and waits for it.
+func (s *served) kill() {
+	s.cmd.Process.Kill()
+	<-s.drained
+	s.cmd.Wait()
 }
 
 // do makes a request and decodes the JSON answer into v (unless v is
@@ -200,7 +219,7 @@ func runJSONKeys(t *testing.T) []string {
 // The status's counters are the exact energy of the windows covered.
 func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
 	t.Parallel()
-	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	s := startServe(t, stepped, nil, "--node-name", "test-node", "-i", "100ms")
 	prof, _ := fakepm.ParseProfile(stepped)
 	var o wire.Opened
 	var raw json.RawMessage
@@ -361,7 +380,7 @@ func (sc *scraper) finish() {
 // says so.
 func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	t.Parallel()
-	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	s := startServe(t, stepped, nil, "--node-name", "test-node", "-i", "100ms")
 	s.waitStatus(t, "5 windows", func(st wire.Status) bool { return st.Samples >= 5 })
 	var o struct {
 		URL string `json:"url"`
@@ -371,7 +390,7 @@ func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	}
 	sc := startScraper(s.url)
 	before := s.status(t)
-	pid, err := readPid(s.pidfile)
+	pid, err := fakepm.ReadPid(s.pidfile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +487,7 @@ func TestServeWithPasswords(t *testing.T) {
 	if err := os.WriteFile(web, fmt.Appendf(nil, "basic_auth_users:\n  prom: %s\n", hash), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := serveProcess(t, stepped, nil, "-i", "100ms", "--listen", "0.0.0.0:0", "--web.config.file", web)
+	s := startServe(t, stepped, nil, "--node-name", "test-node", "-i", "100ms", "--listen", "0.0.0.0:0", "--web.config.file", web)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
 	url := "http://127.0.0.1:" + port
 	for _, tt := range []struct {
@@ -503,7 +522,7 @@ func TestServeWithPasswords(t *testing.T) {
 // timeouts, and sampling goes on meanwhile: a span across them is whole.
 func TestServeCutsOffSlowClients(t *testing.T) {
 	t.Parallel()
-	s := serveProcess(t, stepped, nil, "-i", "100ms")
+	s := startServe(t, stepped, nil, "--node-name", "test-node", "-i", "100ms")
 	var o struct {
 		URL string `json:"url"`
 	}

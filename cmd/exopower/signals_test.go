@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
 
@@ -95,7 +96,7 @@ func TestSignalsGoToTheCommand(t *testing.T) {
 			if code := exitCode(t, cmd.Wait()); code != 128+int(sig) {
 				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), strings.Join(seen, "\n"))
 			}
-			assertGone(t, filepath.Join(dir, "powermetrics.pid"))
+			fakepm.AssertGone(t, filepath.Join(dir, "powermetrics.pid"))
 		})
 	}
 }
@@ -123,14 +124,7 @@ func TestASecondInterruptStopsAtOnce(t *testing.T) {
 	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted twice") || !strings.Contains(all, "exit      137 (SIGKILL)") {
 		t.Errorf("stderr:\n%s", all)
 	}
-	assertGone(t, filepath.Join(dir, "powermetrics.pid"))
-}
-
-func assertGone(t *testing.T, pidfile string) {
-	t.Helper()
-	if err := processGone(pidfile); err != nil {
-		t.Errorf("powermetrics: %v", err)
-	}
+	fakepm.AssertGone(t, filepath.Join(dir, "powermetrics.pid"))
 }
 
 // SIGKILL to exopower cannot be caught: powermetrics must die all the
@@ -155,29 +149,12 @@ func TestPowermetricsDiesWithAKilledExopower(t *testing.T) {
 		}
 	})
 	deadline := time.Now().Add(time.Minute)
-	for processGone(filepath.Join(dir, "powermetrics.pid")) != nil && !zombie(t, filepath.Join(dir, "powermetrics.pid")) {
+	for fakepm.Gone(filepath.Join(dir, "powermetrics.pid")) != nil && !fakepm.Zombie(filepath.Join(dir, "powermetrics.pid")) {
 		if time.Now().After(deadline) {
 			t.Fatal("powermetrics outlived a killed exopower")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// zombie reports whether the process in pidfile has exited but not been
-// reaped: an orphan waits for init to reap it, and is no longer running.
-func zombie(t *testing.T, pidfile string) bool {
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 // Ctrl-C after the command has ended, while exopower waits for the window
@@ -211,7 +188,7 @@ func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
 	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted while waiting for the window that covers the command's end") {
 		t.Errorf("no warning of the interrupted wait in:\n%s", all)
 	}
-	assertGone(t, pmPid)
+	fakepm.AssertGone(t, pmPid)
 }
 
 // requestFirstSample asks the fake powermetrics whose pid is in pidfile
@@ -220,7 +197,7 @@ func TestAnInterruptWhileWaitingForTheLastWindowEndsAtOnce(t *testing.T) {
 // window.
 func requestFirstSample(t *testing.T, pidfile string) {
 	t.Helper()
-	pid, err := readPid(pidfile)
+	pid, err := fakepm.ReadPid(pidfile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +222,9 @@ func awaitSummary(t *testing.T, out <-chan string) []string {
 func waitGone(t *testing.T, pidfile string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for processGone(pidfile) != nil {
+	for fakepm.Gone(pidfile) != nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("%v, a minute on", processGone(pidfile))
+			t.Fatalf("%v, a minute on", fakepm.Gone(pidfile))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

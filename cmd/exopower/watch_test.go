@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -35,7 +36,7 @@ func TestWatchEndsOnInterruptWithASummary(t *testing.T) {
 	if all := strings.Join(seen, "\n"); !strings.Contains(all, "exopower watch") || !strings.Contains(all, "  total ") {
 		t.Errorf("no summary on stderr:\n%s", all)
 	}
-	assertGone(t, filepath.Join(dir, "powermetrics.pid"))
+	fakepm.AssertGone(t, filepath.Join(dir, "powermetrics.pid"))
 }
 
 // The NDJSON energies are cumulative: each line's is the last one's plus

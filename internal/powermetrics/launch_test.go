@@ -73,26 +73,11 @@ func useFake(t *testing.T, env ...string) (pidfile string) {
 	return pidfile
 }
 
-// assertGone checks that the process whose id is in pidfile has exited and
-// been reaped. It does not wait: whatever returned before it (Launch,
-// Stop) has waited for the process, so a process still there is a leak.
-func assertGone(t *testing.T, pidfile string) {
-	t.Helper()
-	pid := readPid(t, pidfile)
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("powermetrics (pid %d) is still there: kill -0 says %v", pid, err)
-	}
-}
-
 func readPid(t *testing.T, pidfile string) int {
 	t.Helper()
-	b, err := os.ReadFile(pidfile)
+	pid, err := fakepm.ReadPid(pidfile)
 	if err != nil {
 		t.Fatalf("the fake wrote no pid: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("pid file %q: %v", b, err)
 	}
 	return pid
 }
@@ -177,7 +162,7 @@ func TestLaunchReturnsTheSampleItWaitedForFirst(t *testing.T) {
 	if err := p.Stop(); err != nil {
 		t.Errorf("Stop after a clean run = %v, want nil", err)
 	}
-	assertGone(t, pidfile)
+	fakepm.AssertGone(t, pidfile)
 }
 
 func TestLaunchFailsWithWhatWentWrongAndHowToFixIt(t *testing.T) {
@@ -291,7 +276,7 @@ func TestLaunchFailsWithWhatWentWrongAndHowToFixIt(t *testing.T) {
 				t.Errorf("hints %q\nwant %q", le.Hints, tt.hints)
 			}
 			if tt.started {
-				assertGone(t, pidfile)
+				fakepm.AssertGone(t, pidfile)
 			}
 		})
 	}
@@ -312,7 +297,7 @@ func TestLaunchEndsASilentPowermetrics(t *testing.T) {
 			t.Fatalf("Launch = %v, want a *NoSampleError after %v", err, ready)
 		}
 		if _, err := os.Stat(pidfile); err == nil {
-			assertGone(t, pidfile)
+			fakepm.AssertGone(t, pidfile)
 			return
 		}
 		t.Logf("the fake was ended before it wrote its pid, %v after it started", ready)
@@ -410,7 +395,7 @@ func TestLaunchWithoutRoot(t *testing.T) {
 				if err := p.Stop(); err != nil {
 					t.Errorf("Stop = %v", err)
 				}
-				assertGone(t, pidfile)
+				fakepm.AssertGone(t, pidfile)
 				return
 			}
 			var le *cli.Error

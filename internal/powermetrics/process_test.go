@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
@@ -108,7 +109,7 @@ func TestProcessSaysHowPowermetricsEnded(t *testing.T) {
 						f.name, ee.Code, ee.Signal, ee.Path, f.err, tt.code, tt.sig, tt.want)
 				}
 			}
-			assertGone(t, pidfile)
+			fakepm.AssertGone(t, pidfile)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
@@ -52,7 +53,7 @@ func TestSupervisorStartsPowermetricsAgain(t *testing.T) {
 		t.Errorf("the pid file still names the first powermetrics")
 	}
 	s.Stop()
-	assertGone(t, pidfile)
+	fakepm.AssertGone(t, pidfile)
 }
 
 // Stop during the wait before a restart ends the stream at once: Next

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -66,22 +64,8 @@ func runFor(t *testing.T, profile string, n int, cfg Config, env ...string) (Res
 	if err := s.Stop(); err != nil {
 		t.Errorf("stopping the fake: %v", err)
 	}
-	assertGone(t, pidfile)
+	fakepm.AssertGone(t, pidfile)
 	return r, prof.Energy(sp.Start, end).Total()
-}
-
-// assertGone checks that the process whose id is in pidfile has exited and
-// been reaped.
-func assertGone(t *testing.T, pidfile string) {
-	t.Helper()
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("powermetrics (pid %d) is still there after Stop: kill -0 says %v", pid, err)
-	}
 }
 
 func TestFakePowermetricsEndToEndWithRequests(t *testing.T) {
@@ -120,5 +104,5 @@ func TestFakePowermetricsDyingMidSpan(t *testing.T) {
 	if !r.Ended || r.Coverage >= 1 || r.Energy.Total <= 0 {
 		t.Errorf("ended %v, coverage %v, energy %v J: want what was measured, flagged", r.Ended, r.Coverage, r.Energy.Total)
 	}
-	assertGone(t, pidfile)
+	fakepm.AssertGone(t, pidfile)
 }

@@ -122,8 +122,8 @@ func heapInUse() uint64 {
 // 10,000, and one span over all of them: memory stays flat, and the
 // counters and the long span are exact.
 func TestSoak(t *testing.T) {
-	if testing.Short() && raceEnabled {
-		t.Skip("a million windows take 1 s, but 10 s under the race detector")
+	if raceEnabled {
+		t.Skip("a million windows take 1 s, but 10 s under the race detector, a test of itself; .ci/run runs it without")
 	}
 	const n = 1_000_000
 	c := newClock()
