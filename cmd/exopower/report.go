@@ -64,7 +64,7 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + cli.InputName(o.file)
 	if format == "" {
-		return printSummary(s, true, o.json, sum)
+		return output.PrintSummary(s, true, o.json, sum)
 	}
 	if err := output.WriteSamples(s.Out, format, windows.Rows(res)); err != nil {
 		if cli.BrokenPipe(err) {
@@ -72,5 +72,5 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 		}
 		return cli.Wrote("stdout", err)
 	}
-	return printSummary(s, false, o.json, sum)
+	return output.PrintSummary(s, false, o.json, sum)
 }

@@ -101,7 +101,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
 	saved := o.files.Write(&windows, res, "exopower run -- "+output.ShellQuote(o.argv), cmd.Identity.Cred)
-	return withFileError(o.finish(s, res, span.Start, exit, signals, cmd.Identity), saved, exit.Status)
+	return withFileError(o.deliver(s, output.NewSummary(res, span.Start, o.interval), exit, signals, cmd.Identity), saved, exit.Status)
 }
 
 // command checks the options and says what to run, as whom, before
@@ -165,12 +165,6 @@ func waitCommand(s *cli.Streams, p *child.Process) (exit child.Exit, signals int
 	}
 }
 
-// finish writes the summary of the run and returns the status to exit
-// with: the command's.
-func (o *runOptions) finish(s *cli.Streams, res sampler.Result, t0 time.Time, exit child.Exit, signals int, id child.Identity) error {
-	return o.deliver(s, output.NewSummary(res, t0, o.interval), exit, signals, id)
-}
-
 // deliver completes the summary with the command's end, writes it, and
 // returns the status to exit with: the command's.
 func (o *runOptions) deliver(s *cli.Streams, sum *wire.Summary, exit child.Exit, signals int, id child.Identity) error {
@@ -187,9 +181,9 @@ func (o *runOptions) deliver(s *cli.Streams, sum *wire.Summary, exit child.Exit,
 	}
 	var err error
 	if o.output != "" {
-		err = writeSummaryFile(s, sum, o.output, o.json, id)
+		err = output.SaveSummary(s, sum, o.output, o.json, id.Cred)
 	} else {
-		err = printSummary(s, o.json, o.json, sum)
+		err = output.PrintSummary(s, o.json, o.json, sum)
 	}
 	// The status is the command's whatever became of the summary (scripts
 	// rely on it), even after a second Ctrl-C killed it: as the summary's

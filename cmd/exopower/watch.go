@@ -99,7 +99,7 @@ func (o *watchOptions) finish(s *cli.Streams, sum *wire.Summary, feed interface{
 	if w := feed.DroppedWarning(); w != "" {
 		sum.Warnings = append(sum.Warnings, w)
 	}
-	serr := printSummary(s, o.json, o.json, sum)
+	serr := output.PrintSummary(s, o.json, o.json, sum)
 	if err != nil {
 		return cli.Wrote("stdout", err)
 	}

@@ -1,0 +1,62 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// PrintSummary writes the summary to stdout or stderr, as JSON or text.
+// When stdout fails (a full disk, say) the summary goes to stderr
+// instead, so that nothing measured is lost; the error names stdout.
+func PrintSummary(s *cli.Streams, toStdout, asJSON bool, sum *wire.Summary) error {
+	w, tty, name := s.Err, s.ErrTTY, "stderr"
+	if toStdout {
+		w, tty, name = s.Out, s.OutTTY, "stdout"
+	}
+	var err error
+	if asJSON {
+		err = WriteJSON(w, sum)
+	} else {
+		err = WriteText(w, sum, NewStyles(w, tty, s.Getenv))
+	}
+	if err == nil {
+		return nil
+	}
+	if !toStdout || cli.BrokenPipe(err) {
+		return cli.Wrote(name, err)
+	}
+	WriteText(s.Err, sum, NewStyles(s.Err, s.ErrTTY, s.Getenv))
+	return cli.Wrote(name, err, "the summary above went to stderr instead")
+}
+
+// SaveSummary writes the summary to the -o file, as the user cred (nil:
+// exopower itself): JSON for .json or with --json, text otherwise. When
+// that fails the summary goes to stderr, so that nothing measured is
+// lost.
+func SaveSummary(s *cli.Streams, sum *wire.Summary, path string, asJSON bool, cred *syscall.Credential) error {
+	asJSON = asJSON || strings.EqualFold(filepath.Ext(path), ".json")
+	// Checked again: a link or a directory may have changed since the
+	// start, and root must not write where the user may not.
+	err := CheckPath("-o", path, cred)
+	if err != nil {
+		WriteText(s.Err, sum, NewStyles(s.Err, s.ErrTTY, s.Getenv))
+		return fmt.Errorf("the summary above was not saved: %w", err)
+	}
+	err = WriteFile(path, func(w io.Writer) error {
+		if asJSON {
+			return WriteJSON(w, sum)
+		}
+		return WriteText(w, sum, &Styles{Plain: true})
+	}, cred)
+	if err == nil {
+		return nil
+	}
+	WriteText(s.Err, sum, NewStyles(s.Err, s.ErrTTY, s.Getenv))
+	return cli.Wrote(path, err, "the summary above was not saved; choose a path you can write to with -o")
+}
