@@ -42,6 +42,7 @@ type served struct {
 	mu      sync.Mutex
 	stderr  []string
 	drained chan struct{}
+	ended   sync.Once // by stop or kill, whichever comes first
 }
 
 // startServe is every test's exopower serve: it runs one on a free
@@ -90,24 +91,25 @@ func startServe(t *testing.T, profile string, env []string, args ...string) *ser
 
 func (s *served) stop(t *testing.T) {
 	t.Helper()
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	<-s.drained
-	if code := exitCode(t, s.cmd.Wait()); code != 0 {
-		s.mu.Lock()
-		t.Errorf("exopower serve exited %d after SIGTERM; stderr:\n%s", code, strings.Join(s.stderr, "\n"))
-		s.mu.Unlock()
-	}
-	fakepm.AssertGone(t, s.pidfile)
+	s.ended.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		<-s.drained
+		if code := exitCode(t, s.cmd.Wait()); code != 0 {
+			s.mu.Lock()
+			t.Errorf("exopower serve exited %d after SIGTERM; stderr:\n%s", code, strings.Join(s.stderr, "\n"))
+			s.mu.Unlock()
+		}
+		fakepm.AssertGone(t, s.pidfile)
+	})
 }
 
 // kill ends the serve with SIGKILL, as a node that dies, and waits for it.
 func (s *served) kill() {
-	s.cmd.Process.Kill()
-	<-s.drained
-	s.cmd.Wait()
+	s.ended.Do(func() {
+		s.cmd.Process.Kill()
+		<-s.drained
+		s.cmd.Wait()
+	})
 }
 
 // do makes a request and decodes the JSON answer into v (unless v is
