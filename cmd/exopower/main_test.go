@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -32,8 +33,21 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	// Beside the other tests that wait on real time, not after them.
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata",
+	testscript.Run(t, scripts("testdata"))
+}
+
+// TestHeavyScripts are the scripts that push megabytes through exopower:
+// they run without the race detector (internal/heavytest).
+func TestHeavyScripts(t *testing.T) {
+	heavytest.Skip(t)
+	t.Parallel()
+	testscript.Run(t, scripts(filepath.Join("testdata", "heavy")))
+}
+
+// scripts are the parameters of the scripts in dir.
+func scripts(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXOPOWER_POWERMETRICS", "fake-powermetrics")
@@ -64,7 +78,7 @@ func TestScripts(t *testing.T) {
 			"truth":    cmdTruth,
 			"killpid":  cmdKillpid,
 		},
-	})
+	}
 }
 
 // spanMain is a command whose energy is known: it writes the wall-clock

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
@@ -285,7 +286,8 @@ func TestDecodeEmptyStreamEndsAtOnce(t *testing.T) {
 	}
 }
 
-func TestDecodeTakesLargeDocumentsAndRefusesHugeOnes(t *testing.T) {
+func TestHeavyDecodeTakesLargeDocumentsAndRefusesHugeOnes(t *testing.T) {
+	heavytest.Skip(t)
 	pad := strings.Repeat("x", 12<<20)
 	big := bytes.Replace(doc(time.Second, 1, 1, 0), []byte("<key>kern_bootargs</key><string></string>"),
 		[]byte("<key>kern_bootargs</key><string>"+pad+"</string>"), 1)
@@ -474,7 +476,8 @@ func nested(levels int, open, close string) []byte {
 // plist package's recursive parser, which ends the process for good (no
 // recover catches it): it is refused before that parser sees it, and the
 // stream goes on with the next document.
-func TestDecodeRefusesADocumentNestedTooDeep(t *testing.T) {
+func TestHeavyDecodeRefusesADocumentNestedTooDeep(t *testing.T) {
+	heavytest.Skip(t)
 	const levels = 1_000_000
 	good := doc(time.Second, 1, 1, 0)
 	for _, tt := range []struct {
@@ -596,7 +599,8 @@ func (p *pipeReads) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b),
 // all that fits at once, a pipe's 64 KiB at a time. A document of exactly
 // the limit is read from both; one a byte over it, or twice the limit, is
 // refused from both with the same error, which ends the stream; so is one half as large again, which a file delivers whole before the limit is checked.
-func TestDecodeSizeLimitHoldsHoweverTheBytesArrive(t *testing.T) {
+func TestHeavyDecodeSizeLimitHoldsHoweverTheBytesArrive(t *testing.T) {
+	heavytest.Skip(t)
 	const limit = powermetrics.MaxDocumentSize
 	readers := []struct {
 		name string

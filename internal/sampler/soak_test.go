@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 )
@@ -24,13 +25,11 @@ func (d *decoderSource) CanRequestSample() bool      { return false }
 func (d *decoderSource) RequestSample() error        { return nil }
 func (d *decoderSource) Stop() error                 { return d.r.Close() }
 
-// TestSoak runs 10,000 documents through the decoder and the sampler as
+// TestHeavySoak runs 10,000 documents through the decoder and the sampler as
 // fast as they go, and checks that memory stays flat and the energy exact:
 // 10,000 windows of 10 ms at 7.5 W.
-func TestSoak(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes this a test of itself; .ci/run runs it without")
-	}
+func TestHeavySoak(t *testing.T) {
+	heavytest.Skip(t)
 	const n = 10_000
 	const window = 10 * time.Millisecond
 	pr, pw := io.Pipe()

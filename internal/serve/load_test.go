@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -20,14 +21,9 @@ import (
 // fake's windows of 25 ms stay chained, every document it writes is a
 // window, none is refused, and the time covered is the time elapsed. The
 // load is counted (each client scrapes 30 times, 100 ms apart), not timed.
-func TestManyScrapersDoNotDelaySampling(t *testing.T) {
-	const clients = 100
-	scrapes := 30
-	if raceEnabled {
-		// A scrape costs ten times the CPU: the same clients, fewer
-		// rounds, still all at once.
-		scrapes = 5
-	}
+func TestHeavyManyScrapersDoNotDelaySampling(t *testing.T) {
+	heavytest.Skip(t)
+	const clients, scrapes = 100, 30
 	const interval = 25 * time.Millisecond
 	l := launchFake(t, stepped, interval)
 	l.serve(t, l.sup, interval)
@@ -117,14 +113,12 @@ func heapInUse() uint64 {
 	return ms.HeapInuse
 }
 
-// TestSoak puts a million windows through a Sampler and a Server, with a
+// TestHeavySoak puts a million windows through a Sampler and a Server, with a
 // scrape every 1,000 windows and a span opened, read and ended every
 // 10,000, and one span over all of them: memory stays flat, and the
 // counters and the long span are exact.
-func TestSoak(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a million windows take 1 s, but 10 s under the race detector, a test of itself; .ci/run runs it without")
-	}
+func TestHeavySoak(t *testing.T) {
+	heavytest.Skip(t)
 	const n = 1_000_000
 	c := newClock()
 	var h http.Handler

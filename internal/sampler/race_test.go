@@ -1,5 +1,0 @@
-//go:build race
-
-package sampler
-
-const raceEnabled = true
