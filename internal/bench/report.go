@@ -55,6 +55,10 @@ type Idle struct {
 	PowerWatts         wire.Num  `json:"power_watts"`
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
 	Windows            int       `json:"windows"`
+
+	// whole is the power of the windows that StandardErrorWatts is read
+	// from, those not cut short: what is compared with another span's.
+	whole float64
 }
 
 // Window is a window's part within an idle span: its length and its
@@ -66,18 +70,18 @@ type Window struct {
 // NewIdle describes an idle span from its windows. It is nil when no
 // window covered any of it.
 func NewIdle(started time.Time, d time.Duration, ws []Window) *Idle {
-	m, se := weighted(ws)
+	m, whole, se := weighted(ws)
 	if math.IsNaN(m) {
 		return nil
 	}
 	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: wire.Num(d.Seconds()),
-		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), Windows: len(ws)}
+		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), Windows: len(ws), whole: whole}
 }
 
 // NewBaseline pools the windows of both idle spans. It is nil when there
 // is no idle power.
 func NewBaseline(before, after *Idle, ws []Window) *Baseline {
-	m, se := weighted(ws)
+	m, _, se := weighted(ws)
 	if before == nil || math.IsNaN(m) {
 		return nil
 	}
@@ -87,15 +91,18 @@ func NewBaseline(before, after *Idle, ws []Window) *Baseline {
 }
 
 // Drifted says, when the idle power before the runs and after them
-// differ beyond their errors, that the Mac's background changed.
+// differ beyond their errors, that the Mac's background changed. The
+// powers compared are those of the windows that the errors are read
+// from: a window cut short at an edge has a power from a few whole
+// millijoules, off by more than the errors of whole windows say.
 func (b *Baseline) Drifted() (string, bool) {
 	if b == nil || b.After == nil {
 		return "", false
 	}
-	p1, p2 := float64(b.Before.PowerWatts), float64(b.After.PowerWatts)
-	if !Differ(p1, val(b.Before.StandardErrorWatts), p2, val(b.After.StandardErrorWatts)) {
+	if !Differ(b.Before.whole, val(b.Before.StandardErrorWatts), b.After.whole, val(b.After.StandardErrorWatts)) {
 		return "", false
 	}
+	p1, p2 := float64(b.Before.PowerWatts), float64(b.After.PowerWatts)
 	return fmt.Sprintf("the idle power before the runs (%s) and after them (%s) differ beyond their errors: "+
 		"the Mac's background changed, and the net energies are less certain than they say", output.Watts(p1), output.Watts(p2)), true
 }
@@ -104,18 +111,19 @@ func (b *Baseline) Drifted() (string, bool) {
 func (b *Baseline) errorWatts() float64 { return val(b.StandardErrorWatts) }
 
 // weighted is the idle power, the windows' powers weighed by their
-// length within the span, and its standard error. The error is read from
-// the windows of at least half the median length only: a window cut
-// short, as where a span's edge asked for a sample, has its power from a
-// few whole millijoules, whose rounding would read as noise of the Mac.
-// (Its energy, exact to the millijoule, still counts in the mean.)
-func weighted(ws []Window) (float64, float64) {
+// length within the span; whole, the same of the windows of at least half
+// the median length only; and its standard error. The error is read from
+// those whole windows: a window cut short, as where a span's edge asked
+// for a sample, has its power from a few whole millijoules, whose
+// rounding would read as noise of the Mac. (Its energy, exact to the
+// millijoule, still counts in the mean.)
+func weighted(ws []Window) (mean, whole, se float64) {
 	v, w := make([]float64, len(ws)), make([]float64, len(ws))
 	lengths := make([]float64, len(ws))
 	for i, x := range ws {
 		v[i], w[i], lengths[i] = x.Watts, x.Seconds, x.Seconds
 	}
-	mean, _ := WeightedMean(v, w)
+	mean, _ = WeightedMean(v, w)
 	slices.Sort(lengths)
 	var fv, fw []float64
 	for i, x := range ws {
@@ -123,8 +131,8 @@ func weighted(ws []Window) (float64, float64) {
 			fv, fw = append(fv, v[i]), append(fw, w[i])
 		}
 	}
-	_, se := WeightedMean(fv, fw)
-	return mean, se
+	whole, se = WeightedMean(fv, fw)
+	return mean, whole, se
 }
 
 // num is x for JSON; nil (null) for NaN.

@@ -119,6 +119,22 @@ func TestBaselineDrift(t *testing.T) {
 	}
 }
 
+// A constant power, whose windows cut short at the span's edges read a
+// few whole millijoules each: their rounding moves each span's power a
+// little, one up, the other down, which is no drift of the Mac.
+func TestEdgeWindowsRoundingIsNoDrift(t *testing.T) {
+	// 4.5 W; edge windows of 2 ms whose 9 mJ rounded to 13 mJ and 5 mJ.
+	a := []Window{{0.002, 6.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}}
+	b := []Window{{0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.002, 2.5}}
+	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
+	if p1, p2 := bl.Before.PowerWatts, bl.After.PowerWatts; p1 == p2 {
+		t.Fatalf("the spans' powers %v and %v: the edges should move them apart", p1, p2)
+	}
+	if msg, ok := bl.Drifted(); ok {
+		t.Errorf("a constant power: %s", msg)
+	}
+}
+
 func TestCSVHasARowPerCommand(t *testing.T) {
 	rep := NewReport(100 * time.Millisecond)
 	rep.Results = []Result{{Command: "sleep 1", Parameters: map[string]string{"n": "1"}, Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
