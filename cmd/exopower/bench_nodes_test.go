@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -45,5 +46,34 @@ func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 	within(t, "idle power of both", float64(b.PowerWatts), 12.5+4, 1)
 	if math.IsNaN(float64(b.PowerWatts)) || b.Before.Windows < 2 {
 		t.Errorf("baseline %+v", b.Before)
+	}
+}
+
+// This Mac among the nodes (local) is measured in every run, over its
+// own stream (6 W here), not in the first alone.
+func TestBenchOverANodeAndThisMacMeasuresThisMacInEveryRun(t *testing.T) {
+	t.Parallel() // it waits on its node in real time, not on the CPU
+	node := startNode(t, "remote", "0=10,0,0")
+	cmd, _ := exopowerCmd(t, "bench", "--json", "-r", "3", "--baseline", "0", "--node", node.url, "--node", "local", "sleep 0.3")
+	cmd.Env = append(cmd.Env, "FAKEPM_PROFILE=0=5,1,0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exopower bench: %v", err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Results) != 1 || len(rep.Results[0].Runs) != 3 {
+		t.Fatalf("report %s: %v", out, err)
+	}
+	for i, run := range rep.Results[0].Runs {
+		if len(run.Nodes) != 2 || run.Nodes[1].URL != "local" {
+			t.Fatalf("run %d: nodes %+v, want the remote one and local", i+1, run.Nodes)
+		}
+		local := run.Nodes[1]
+		secs := float64(local.DurationSeconds)
+		if local.Samples == 0 || secs < 0.3 {
+			t.Errorf("run %d: this Mac measured %d windows over %v s", i+1, local.Samples, secs)
+			continue
+		}
+		within(t, fmt.Sprintf("run %d: this Mac's power", i+1), float64(local.EnergyJoules.Total)/secs, 6, 1)
 	}
 }
