@@ -11,13 +11,6 @@
 // executed, 127 when it is not found.
 package child
 
-import "github.com/exopower/exopower/internal/cli"
-
-// failure is exopower's own failure, before the command starts.
-func failure(err error, hints ...string) *cli.Error {
-	return &cli.Error{Status: cli.StatusFailure, Err: err, Hints: hints}
-}
-
 // notFoundError reads as a shell says it, and keeps the cause (no such
 // file, or no such command in PATH) for errors.Is.
 type notFoundError struct {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/exopower/exopower/internal/cli"
 )
 
 // Identity is who the command runs as, and with which environment.
@@ -41,14 +43,14 @@ func Identify(asRoot bool, euid int, getenv func(string) string, environ []strin
 	}
 	uid, err := strconv.ParseUint(uidText, 10, 32)
 	if err != nil {
-		return id, failure(fmt.Errorf("SUDO_UID=%q is not a user id", uidText), "unset SUDO_UID, or pass --as-root to run the command as root")
+		return id, cli.Fail(fmt.Errorf("SUDO_UID=%q is not a user id", uidText), "unset SUDO_UID, or pass --as-root to run the command as root")
 	}
 	if uid == 0 {
 		return id, nil
 	}
 	u, err := user.LookupId(strconv.FormatUint(uid, 10))
 	if err != nil {
-		return id, failure(fmt.Errorf("cannot find the user who ran sudo (SUDO_UID=%s): %w", uidText, err),
+		return id, cli.Fail(fmt.Errorf("cannot find the user who ran sudo (SUDO_UID=%s): %w", uidText, err),
 			"pass --as-root to run the command as root")
 	}
 	cred, err := credential(u, uint32(uid), getenv("SUDO_GID"))
@@ -66,12 +68,12 @@ func credential(u *user.User, uid uint32, gidText string) (*syscall.Credential, 
 	gid, err := strconv.ParseUint(gidText, 10, 32)
 	if err != nil {
 		if gid, err = strconv.ParseUint(u.Gid, 10, 32); err != nil {
-			return nil, failure(fmt.Errorf("no group for the user who ran sudo (SUDO_GID=%q)", gidText))
+			return nil, cli.Fail(fmt.Errorf("no group for the user who ran sudo (SUDO_GID=%q)", gidText))
 		}
 	}
 	groups, err := u.GroupIds()
 	if err != nil {
-		return nil, failure(fmt.Errorf("cannot list the groups of %s: %w", u.Username, err), "pass --as-root to run the command as root")
+		return nil, cli.Fail(fmt.Errorf("cannot list the groups of %s: %w", u.Username, err), "pass --as-root to run the command as root")
 	}
 	gids, err := parseGroups(u.Username, groups)
 	if err != nil {
@@ -87,7 +89,7 @@ func parseGroups(username string, groups []string) ([]uint32, error) {
 	for _, g := range groups {
 		n, err := strconv.ParseUint(g, 10, 32)
 		if err != nil {
-			return nil, failure(fmt.Errorf("group id %q of %s: %w", g, username, errors.ErrUnsupported))
+			return nil, cli.Fail(fmt.Errorf("group id %q of %s: %w", g, username, errors.ErrUnsupported))
 		}
 		gids = append(gids, uint32(n))
 	}
