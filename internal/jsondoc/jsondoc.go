@@ -1,6 +1,6 @@
 // Package jsondoc reads the JSON examples of a Markdown document and
-// checks them against the Go types that write them, so that the README's
-// JSON reference cannot drift from the code: an example may hold no field
+// checks them against the Go types that write them, so that the JSON
+// reference (docs/json.md) cannot drift from the code: an example may hold no field
 // that its type lacks, and its type no field that the examples leave out.
 package jsondoc
 
@@ -8,11 +8,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Example is one marked JSON block: a fenced ```json block right after a
@@ -325,4 +327,33 @@ func Unknown(examples []Example, shapes []Shape, match func(name string) bool) [
 		}
 	}
 	return out
+}
+
+// Reference is the JSON reference, docs/json.md, read from a package two
+// levels below the repository's root, as the tests of its types are.
+const Reference = "../../docs/json.md"
+
+// TestReference checks the reference's examples that ours names against
+// shapes, each a subtest, and fails t when an example that ours names is
+// checked by no shape.
+func TestReference(t *testing.T, shapes []Shape, ours func(name string) bool) {
+	t.Helper()
+	doc, err := os.ReadFile(Reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := Examples(doc, "# JSON reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shapes {
+		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
+			if err := Check(examples, s); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if u := Unknown(examples, shapes, ours); len(u) > 0 {
+		t.Errorf("%s: examples that no test checks: %s", Reference, strings.Join(u, ", "))
+	}
 }

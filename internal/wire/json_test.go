@@ -1,9 +1,7 @@
 package wire
 
 import (
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/exopower/exopower/internal/jsondoc"
@@ -27,26 +25,8 @@ var wireShapes = []jsondoc.Shape{
 }
 
 func TestTheJSONReferenceShowsTheWireAsItIs(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := jsondoc.Examples(doc, "# JSON reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range wireShapes {
-		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
-			if err := jsondoc.Check(examples, s); err != nil {
-				t.Error(err)
-			}
-		})
-	}
 	// The rest are the JSON of bench, of --samples and of version, which
 	// cmd/exopower checks against their types.
 	notHere := []string{"bench", "samples-window", "version"}
-	ours := func(name string) bool { return !slices.Contains(notHere, name) }
-	if u := jsondoc.Unknown(examples, wireShapes, ours); len(u) > 0 {
-		t.Errorf("docs/json.md examples of the wire's types that no test checks: %s", strings.Join(u, ", "))
-	}
+	jsondoc.TestReference(t, wireShapes, func(name string) bool { return !slices.Contains(notHere, name) })
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/exopower/exopower/internal/bench"
@@ -20,24 +18,8 @@ var readmeShapes = []jsondoc.Shape{
 	{Names: []string{"version"}, Type: versionInfo{}},
 }
 
-func TestReadmeJSONReferenceMatchesTheCode(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := jsondoc.Examples(doc, "# JSON reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range readmeShapes {
-		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
-			if err := jsondoc.Check(examples, s); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	ours := func(name string) bool { return name == "bench" || name == "samples-window" || name == "version" }
-	if u := jsondoc.Unknown(examples, readmeShapes, ours); len(u) > 0 {
-		t.Errorf("docs/json.md examples that no test checks: %s", strings.Join(u, ", "))
-	}
+func TestTheJSONReferenceShowsWhatTheCommandsWrite(t *testing.T) {
+	jsondoc.TestReference(t, readmeShapes, func(name string) bool {
+		return name == "bench" || name == "samples-window" || name == "version"
+	})
 }
