@@ -121,8 +121,8 @@ func TestDiffer(t *testing.T) {
 		m1, se1, m2, se2 float64
 		want             bool
 	}{
-		{"within twice the combined error", 10, 0.3, 10.9, 0.4, false},
-		{"beyond twice the combined error", 10, 0.3, 11.1, 0.4, true},
+		{"within three times the combined error", 10, 0.3, 11.4, 0.4, false},
+		{"beyond three times the combined error", 10, 0.3, 11.6, 0.4, true},
 		{"a float's last digits with no error", 4, 0, 4 + 1e-13, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
