@@ -211,7 +211,7 @@ func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, 
 	if err != nil {
 		return nil, err
 	}
-	return bench.NewStreamMeter(meter, source.Name), nil
+	return bench.NewStreamMeter(meter), nil
 }
 
 // deliver finishes the report and writes it to stdout and the exports.

@@ -14,14 +14,11 @@ import (
 // StreamMeter measures each run as a span of this Mac's one stream.
 type StreamMeter struct {
 	meter *sampler.Sampler
-	name  string // the source's, for the report
 	span  *sampler.Span
 }
 
-// NewStreamMeter measures over meter, a stream of the source named name.
-func NewStreamMeter(meter *sampler.Sampler, name string) *StreamMeter {
-	return &StreamMeter{meter: meter, name: name}
-}
+// NewStreamMeter measures over meter.
+func NewStreamMeter(meter *sampler.Sampler) *StreamMeter { return &StreamMeter{meter: meter} }
 
 // Begin opens a span of the stream.
 func (m *StreamMeter) Begin(ctx context.Context) error {
@@ -70,10 +67,10 @@ func (m *StreamMeter) Idle(ctx context.Context, d time.Duration, sleep func(time
 // Close stops the stream: the report names the machine that its first
 // document named, and warns of a stream that did not end cleanly.
 func (m *StreamMeter) Close() (wire.Source, []string) {
-	src := wire.Source{Tool: m.name}
-	src.HWModel, src.OSBuild = m.meter.Machine()
+	t := m.meter.Totals()
+	src := wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild}
 	if err := m.meter.Stop(); err != nil {
-		return src, []string{m.name + ": " + err.Error()}
+		return src, []string{t.Source + ": " + err.Error()}
 	}
 	return src, nil
 }

@@ -29,7 +29,7 @@ func NewSummary(r sampler.Result, started time.Time, interval time.Duration) *wi
 		Samples:         r.Samples,
 		Coverage:        wire.Num(r.Coverage),
 		Scope:           wire.Scope,
-		Source:          wire.Source{Tool: "powermetrics", HWModel: r.HWModel, OSBuild: r.OSBuild},
+		Source:          wire.Source{Tool: r.Source, HWModel: r.HWModel, OSBuild: r.OSBuild},
 		EnergyJoules:    wire.NewComponents(r.Energy),
 		AvgPowerWatts:   wire.NewComponents(r.Average),
 		PeakPowerWatts:  wire.NewComponents(r.Peak),

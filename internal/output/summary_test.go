@@ -74,7 +74,7 @@ func testResult() sampler.Result {
 		Energy:   power.Values{CPU: 10, GPU: 2, ANE: 0.5, Total: 12.5},
 		Average:  power.Values{CPU: 4, GPU: 0.8, ANE: 0.2, Total: 5},
 		Peak:     power.Values{CPU: 6, GPU: 1.5, ANE: 0.3, Total: 7.8},
-		Samples:  25, Coverage: 0.9987, HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
+		Samples:  25, Coverage: 0.9987, Source: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
 	}
 }
 

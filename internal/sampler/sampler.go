@@ -229,6 +229,8 @@ type Result struct {
 	Coverage float64
 	// Has says which components the stream reported.
 	Has power.Reported
+	// Source names the stream's source (Config.Source).
+	Source string
 	// HWModel, OSBuild and ThermalPressure come from the stream's
 	// documents (the last thermal pressure seen).
 	HWModel, OSBuild, ThermalPressure string
@@ -251,7 +253,9 @@ func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 		s.src.RequestSample()
 	}
 	s.wait(ctx, end.Add(s.cfg.Interval+s.cfg.Grace), covered)
-	return b.close(sp, end)
+	r := b.close(sp, end)
+	r.Source = s.cfg.Source
+	return r
 }
 
 // Finish is End for the last span of a stream: it closes the span, stops
@@ -274,9 +278,11 @@ func (s *Sampler) Read(sp *Span) Result {
 	b := &s.book
 	end := b.ledger.live.end
 	if !end.After(sp.Start) {
-		return Result{Start: sp.Start}
+		return Result{Start: sp.Start, Source: s.cfg.Source}
 	}
-	return b.report(sp, end)
+	r := b.report(sp, end)
+	r.Source = s.cfg.Source
+	return r
 }
 
 // StreamTotals is what a stream measured from its first window on.
@@ -295,8 +301,9 @@ type StreamTotals struct {
 	// (zero before the first).
 	Last        Window
 	LastArrival time.Time
-	// HWModel and OSBuild are what the first document names.
-	HWModel, OSBuild string
+	// Source names the stream's source (Config.Source); HWModel and
+	// OSBuild are what the first document names.
+	Source, HWModel, OSBuild string
 }
 
 // Totals returns what the stream measured so far. Energy and Covered only
@@ -306,6 +313,7 @@ func (s *Sampler) Totals() StreamTotals {
 	defer s.mu.Unlock()
 	b := &s.book
 	t := StreamTotals{
+		Source:  s.cfg.Source,
 		Energy:  b.ledger.live.energy(),
 		Covered: b.ledger.live.covered,
 		Windows: b.ledger.n,

@@ -172,7 +172,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	st := wire.Status{
 		Node:            s.cfg.Node,
-		Source:          wire.Source{Tool: "powermetrics", HWModel: t.HWModel, OSBuild: t.OSBuild},
+		Source:          wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
 		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
 		StartedAt:       wall(s.started),
 		UptimeSeconds:   wire.Num(s.cfg.Now().Sub(s.started).Seconds()),

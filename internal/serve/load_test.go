@@ -161,7 +161,7 @@ func TestHeavySoak(t *testing.T) {
 			}
 		}
 	}}
-	meter := sampler.Start(g, sampler.Config{Interval: time.Millisecond, Now: c.Now})
+	meter := sampler.Start(g, sampler.Config{Source: "powermetrics", Interval: time.Millisecond, Now: c.Now})
 	srv := New(meter, noRestarts{}, Config{Node: "soak", Interval: time.Millisecond, Now: c.Now})
 	h = srv.Handler()
 	all := mustOpen(t, h)

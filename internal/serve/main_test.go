@@ -84,7 +84,7 @@ func (noRestarts) Restarts() (int, error) { return 0, nil }
 func offline(t testing.TB, c *clock, cfg Config) (*Server, *feed) {
 	t.Helper()
 	f := newFeed()
-	m := sampler.Start(f, sampler.Config{Interval: 100 * time.Millisecond, Now: c.Now})
+	m := sampler.Start(f, sampler.Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: c.Now})
 	t.Cleanup(func() { m.Stop() })
 	cfg.Now = c.Now
 	if cfg.Node == "" {
@@ -139,7 +139,7 @@ func launchFake(t *testing.T, profile string, interval time.Duration, env ...str
 // serve starts the Sampler over src (the Supervisor, or something around
 // it) and the Server and its HTTP server over that.
 func (l *live) serve(t *testing.T, src sampler.Source, interval time.Duration) *live {
-	l.meter = sampler.Start(src, sampler.Config{Interval: interval, Grace: time.Second})
+	l.meter = sampler.Start(src, sampler.Config{Source: "powermetrics", Interval: interval, Grace: time.Second})
 	l.srv = New(l.meter, l.sup, Config{Node: "test-node", Interval: interval})
 	l.ts = httptest.NewServer(l.srv.Handler())
 	t.Cleanup(func() {

@@ -90,7 +90,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.errors, float64(t.Refused[r]), r)
 	}
 	counter(c.restarts, float64(restarts))
-	gauge(c.sourceInfo, 1, "powermetrics", t.HWModel, t.OSBuild)
+	gauge(c.sourceInfo, 1, t.Source, t.HWModel, t.OSBuild)
 	gauge(c.buildInfo, 1, c.s.cfg.Version, c.s.cfg.Revision, c.s.cfg.GoVersion)
 	c.s.mu.Lock()
 	open := len(c.s.spans)
