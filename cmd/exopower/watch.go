@@ -146,10 +146,11 @@ func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Ti
 	return last, err
 }
 
-// streamSource names what the stream's first document says it came from.
+// streamSource names the stream's source and what its first document
+// says it came from.
 func streamSource(meter *sampler.Sampler) wire.Source {
-	hw, build := meter.Machine()
-	return wire.Source{Tool: source.Name, HWModel: hw, OSBuild: build}
+	t := meter.Totals()
+	return wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild}
 }
 
 // start starts powermetrics, or follows the stream named by --from.

@@ -330,17 +330,6 @@ func (s *Sampler) Totals() StreamTotals {
 	return t
 }
 
-// Machine returns the machine model and macOS build that the stream's
-// first document names.
-func (s *Sampler) Machine() (hwModel, osBuild string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.book.first == nil {
-		return "", ""
-	}
-	return s.book.first.HWModel, s.book.first.OSBuild
-}
-
 // Done is closed when the stream has ended and the Sampler's goroutine
 // has handed over its last window.
 func (s *Sampler) Done() <-chan struct{} { return s.done }
