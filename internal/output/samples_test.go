@@ -103,7 +103,7 @@ func TestRowsOfARecordingAreOrderedUnclippedAndSumToItsEnergy(t *testing.T) {
 	}
 	defer f.Close()
 	var l WindowLog
-	res, err := sampler.RecordingWindows(powermetrics.NewRecording(f), l.Add)
+	res, err := sampler.RecordingWindows(powermetrics.NewRecording(f), "powermetrics", l.Add)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func benchStream(b *testing.B, doc []byte, n int) {
 	var heap [2]uint64
 	seen := 0
 	mark := min(10_000, n/2)
-	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{
+	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{Source: "powermetrics",
 		Interval: 10 * time.Millisecond, Now: func() time.Time { return time.Unix(1_700_000_000, 0) },
 	})
 	b.ResetTimer()

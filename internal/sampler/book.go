@@ -16,6 +16,8 @@ import (
 // open over it, and what the stream said of itself. It does no locking
 // and no waiting; a Sampler does both around it.
 type book struct {
+	// source names the stream's source in results and warnings.
+	source string
 	// interval is the sample interval the stream was asked for; zero for
 	// a recording, which has none (and so no window is too long for it).
 	interval time.Duration
@@ -151,6 +153,7 @@ func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
 // warnings, and leaves the span as it is.
 func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 	r, last, ok := sp.reading(&b.ledger, end)
+	r.Source = b.source
 	if b.first != nil {
 		r.HWModel, r.OSBuild = b.first.HWModel, b.first.OSBuild
 		r.ThermalPressure = b.last.ThermalPressure
@@ -164,21 +167,21 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		if b.recorded {
 			what = "their windows are not in the recording's timeline"
 		}
-		r.Warnings = append(r.Warnings, sp.lost.warning(what))
+		r.Warnings = append(r.Warnings, sp.lost.warning(b.source, what))
 	}
 	if sp.breaks.count > 0 {
 		times := "once"
 		if sp.breaks.count > 1 {
 			times = fmt.Sprintf("%d times", sp.breaks.count)
 		}
-		r.Warnings = append(r.Warnings, sp.breaks.listed("powermetrics stopped and was started again "+times+
+		r.Warnings = append(r.Warnings, sp.breaks.listed(b.source+" stopped and was started again "+times+
 			"; the time until each new one's first window is not measured (coverage shows it)"))
 	}
 	if sp.crowded.count > 0 {
-		r.Warnings = append(r.Warnings, sp.crowded.warning("they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
+		r.Warnings = append(r.Warnings, sp.crowded.warning(b.source, "they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
 	}
 	if sp.disagree > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("powermetrics's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", sp.disagree, sp.disagreeMax))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", b.source, sp.disagree, sp.disagreeMax))
 	}
 	r.Warnings = append(r.Warnings, sp.long...)
 	r.Warnings = append(r.Warnings, extra...)
@@ -209,7 +212,7 @@ func (b *book) endWarnings(r *Result, end, last time.Time) []string {
 	m := missing.Round(time.Millisecond)
 	if b.ended {
 		r.Ended = true
-		return append(ws, fmt.Sprintf("powermetrics stopped %v before the end: the last %v are not measured", m, m))
+		return append(ws, fmt.Sprintf("%s stopped %v before the end: the last %v are not measured", b.source, m, m))
 	}
 	return append(ws, fmt.Sprintf("no window covered the last %v of the span in time: not measured", m))
 }

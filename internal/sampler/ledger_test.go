@@ -12,7 +12,7 @@ import (
 // ledger: a baseline, a run inside it, and one that outlives both.
 func TestSpansOpenAtOnceReadTheirOwnStretch(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
 	defer s.Stop()
 	outer := begin(t, f, s, 1000) // the first window is [900, 1000] at 1 W
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -37,7 +37,7 @@ func TestSpansOpenAtOnceReadTheirOwnStretch(t *testing.T) {
 // its end, do not count in its peak or samples.
 func TestWindowsAfterTheEndAreTakenBack(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}

@@ -29,7 +29,7 @@ func TestAStreamFromAPipeThatComesAtOnceIsARecording(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFeed()
-			s := Start(f, Config{Interval: time.Second, Now: f.Now, FromPipe: tt.fromPipe})
+			s := Start(f, Config{Source: "powermetrics", Interval: time.Second, Now: f.Now, FromPipe: tt.fromPipe})
 			defer s.Stop()
 			for i, a := range tt.arrivals {
 				f.ch <- item{s: smp(i, a, 1000, 1)}
@@ -52,7 +52,7 @@ func TestAStreamFromAPipeThatComesAtOnceIsARecording(t *testing.T) {
 func TestALiveStreamFromAPipeIsReadyBeforeItsFourthDocument(t *testing.T) {
 	f := newFeed()
 	f.set(at(1000))
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, FromPipe: true})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now, FromPipe: true})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
 	if err := s.Ready(context.Background()); err != nil {
@@ -74,7 +74,7 @@ func TestALiveStreamFromAPipeIsReadyBeforeItsFourthDocument(t *testing.T) {
 // is not shown, nor counted as a sample, and the result says so.
 func TestAWindowWithNoRoomIsNotASample(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
 	if err := s.Ready(context.Background()); err != nil {

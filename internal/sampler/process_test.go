@@ -69,7 +69,7 @@ func runFor(t *testing.T, profile string, n int, cfg Config, env ...string) (Res
 }
 
 func TestFakePowermetricsEndToEndWithRequests(t *testing.T) {
-	r, truth := runFor(t, fakepm.DefaultProfile, 15, Config{})
+	r, truth := runFor(t, fakepm.DefaultProfile, 15, Config{Source: "powermetrics"})
 	t.Logf("measured %.4f J over %v, true %.4f J", r.Energy.Total, r.Duration, truth)
 	if e := relErr(r.Energy.Total, truth); e > 0.01 {
 		t.Errorf("energy %.4f J, true %.4f J: off by %.2f%%, want within 1%%", r.Energy.Total, truth, 100*e)
@@ -80,7 +80,7 @@ func TestFakePowermetricsEndToEndWithRequests(t *testing.T) {
 }
 
 func TestFakePowermetricsEndToEndWithoutRequests(t *testing.T) {
-	r, truth := runFor(t, "0=9.5,2,0.75", 8, Config{}, "FAKEPM_MODE", "ignore-signal")
+	r, truth := runFor(t, "0=9.5,2,0.75", 8, Config{Source: "powermetrics"}, "FAKEPM_MODE", "ignore-signal")
 	if e := relErr(r.Energy.Total, truth); e > 0.01 {
 		t.Errorf("energy %.4f J, true %.4f J: off by %.2f%%, want within 1%%", r.Energy.Total, truth, 100*e)
 	}
@@ -88,7 +88,7 @@ func TestFakePowermetricsEndToEndWithoutRequests(t *testing.T) {
 
 func TestFakePowermetricsDyingMidSpan(t *testing.T) {
 	p, pidfile := startFake(t, 50*time.Millisecond, "FAKEPM_MODE", "die-after=4,ignore-signal")
-	s := Start(p, Config{Interval: 50 * time.Millisecond})
+	s := Start(p, Config{Source: "powermetrics", Interval: 50 * time.Millisecond})
 	ctx := context.Background()
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)

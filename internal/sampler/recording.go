@@ -13,15 +13,15 @@ import (
 // Recording measures a recorded stream from its first window to its last,
 // through the same accounts as a live stream. A recording has no arrival
 // times: src must stamp each sample's Arrival at the end of its window, as
-// powermetrics.NewRecording does. Recording reads src to its end; stopping
-// it is the caller's.
-func Recording(src Source) (Result, error) { return RecordingWindows(src, nil) }
+// powermetrics.NewRecording does; source names it in results and
+// warnings. Recording reads src to its end; stopping it is the caller's.
+func Recording(src Source, source string) (Result, error) { return RecordingWindows(src, source, nil) }
 
 // RecordingWindows is Recording that also hands every window of the
 // recording to onWindow, when not nil, with the totals after it, as
 // Sampler.Begin does for a live span.
-func RecordingWindows(src Source, onWindow func(Window, Totals)) (Result, error) {
-	b := book{recorded: true}
+func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) (Result, error) {
+	b := book{source: source, recorded: true}
 	var sp *Span
 	var back []string
 	var prev time.Time

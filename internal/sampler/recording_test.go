@@ -38,7 +38,7 @@ func fileTruth(t *testing.T, b []byte) (time.Duration, [3]float64) {
 }
 
 func record(t *testing.T, b []byte) (Result, error) {
-	return Recording(powermetrics.NewRecording(bytes.NewReader(b)))
+	return Recording(powermetrics.NewRecording(bytes.NewReader(b)), "powermetrics")
 }
 
 func TestRecordingIsTheSumOfItsWindows(t *testing.T) {

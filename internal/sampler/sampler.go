@@ -1,4 +1,5 @@
-// Package sampler measures spans of a stream of powermetrics samples.
+// Package sampler measures spans of a stream of a source's readings
+// (power.Sample): powermetrics's, today.
 //
 // A Sampler owns a live stream: one goroutine reads it, places every
 // window on one monotonic timeline and puts it on the stream's ledger of
@@ -6,7 +7,7 @@
 // span is E(end) - E(start), with its coverage and peak, and any number of
 // spans may be open at once. Windows that straddle a span's edges count
 // only for their part inside, and the stretch after the last window is
-// measured by waiting for the window that covers it (asking powermetrics
+// measured by waiting for the window that covers it (asking the source
 // for it at once where that is possible), never extrapolated. What could
 // not be measured shows in the result's coverage and warnings. Recording
 // puts a recorded stream through the same accounts.
@@ -41,7 +42,7 @@ type Source interface {
 type Config struct {
 	// Source names the source in messages, such as powermetrics.
 	Source string
-	// Interval is the sample interval powermetrics was given.
+	// Interval is the sample interval the source was given.
 	Interval time.Duration
 	// Now is the monotonic clock that stamped the samples' arrivals;
 	// time.Now when nil.
@@ -88,7 +89,7 @@ func Start(src Source, cfg Config) *Sampler {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
 	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}),
-		book: book{interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
+		book: book{source: cfg.Source, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
 	go s.loop()
 	return s
 }
@@ -253,9 +254,7 @@ func (s *Sampler) End(ctx context.Context, sp *Span, end time.Time) Result {
 		s.src.RequestSample()
 	}
 	s.wait(ctx, end.Add(s.cfg.Interval+s.cfg.Grace), covered)
-	r := b.close(sp, end)
-	r.Source = s.cfg.Source
-	return r
+	return b.close(sp, end)
 }
 
 // Finish is End for the last span of a stream: it closes the span, stops
@@ -280,9 +279,7 @@ func (s *Sampler) Read(sp *Span) Result {
 	if !end.After(sp.Start) {
 		return Result{Start: sp.Start, Source: s.cfg.Source}
 	}
-	r := b.report(sp, end)
-	r.Source = s.cfg.Source
-	return r
+	return b.report(sp, end)
 }
 
 // StreamTotals is what a stream measured from its first window on.

@@ -126,7 +126,7 @@ func TestReadyFailsClearly(t *testing.T) {
 	t.Run("a stream with no power data fails at its first document", func(t *testing.T) {
 		f := newFeed()
 		f.ch <- item{err: &powermetrics.DocumentError{Index: 0, Err: powermetrics.ErrNoPowerData}}
-		s := Start(f, Config{Interval: time.Second, Now: f.Now, ReadyTimeout: time.Hour})
+		s := Start(f, Config{Source: "powermetrics", Interval: time.Second, Now: f.Now, ReadyTimeout: time.Hour})
 		defer s.Stop()
 		if err := s.Ready(context.Background()); !errors.Is(err, powermetrics.ErrNoPowerData) {
 			t.Errorf("Ready = %v, want ErrNoPowerData", err)
@@ -135,7 +135,7 @@ func TestReadyFailsClearly(t *testing.T) {
 	t.Run("a stream that ends before a sample fails with how it ended", func(t *testing.T) {
 		f := newFeed()
 		close(f.ch)
-		s := Start(f, Config{Interval: time.Second, Now: f.Now, ReadyTimeout: time.Hour})
+		s := Start(f, Config{Source: "powermetrics", Interval: time.Second, Now: f.Now, ReadyTimeout: time.Hour})
 		defer s.Stop()
 		var se *StreamEndedError
 		if err := s.Ready(context.Background()); !errors.As(err, &se) {
@@ -144,7 +144,7 @@ func TestReadyFailsClearly(t *testing.T) {
 	})
 	t.Run("a stream that stays silent fails after the bounded wait", func(t *testing.T) {
 		f := newFeed()
-		s := Start(f, Config{Interval: time.Second, ReadyTimeout: 20 * time.Millisecond})
+		s := Start(f, Config{Source: "powermetrics", Interval: time.Second, ReadyTimeout: 20 * time.Millisecond})
 		defer s.Stop()
 		var ne *power.NoSampleError
 		if err := s.Ready(context.Background()); !errors.As(err, &ne) || !strings.Contains(err.Error(), "no sample in 20ms") {
@@ -166,7 +166,7 @@ func begin(t *testing.T, f *feed, s *Sampler, t0 float64) *Span {
 
 func TestEndWhenPowermetricsStopsMidSpan(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -191,7 +191,7 @@ func near(got, want, abs float64) bool { return math.Abs(got-want) <= abs }
 
 func TestALostDocumentIsInterpolatedAndReported(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -214,7 +214,7 @@ func TestALostDocumentIsInterpolatedAndReported(t *testing.T) {
 
 func TestEndWaitsForTheWindowThatCoversIt(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -234,7 +234,7 @@ func TestEndWaitsForTheWindowThatCoversIt(t *testing.T) {
 func TestBeginAndEndAskForSamplesWhereTheyCan(t *testing.T) {
 	f := newFeed()
 	f.canReq = true
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now, Grace: time.Hour})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
 	if err := s.Ready(context.Background()); err != nil {
@@ -262,7 +262,7 @@ func TestBeginAndEndAskForSamplesWhereTheyCan(t *testing.T) {
 
 func TestOnWindowSeesRunningTotals(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	f.ch <- item{s: smp(0, 1000, 100, 1)}
 	if err := s.Ready(context.Background()); err != nil {
@@ -301,7 +301,7 @@ func TestASpanOlderThanTheKeptWindowsIsSaid(t *testing.T) {
 // the Mac may have slept.
 func TestAWindowFarLongerThanTheIntervalCountsAndIsReported(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -320,7 +320,7 @@ func TestAWindowFarLongerThanTheIntervalCountsAndIsReported(t *testing.T) {
 // before it counts, and the result says why the rest is missing.
 func TestAHugeDocumentEndsTheStreamAndIsReported(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
@@ -339,7 +339,7 @@ func TestAHugeDocumentEndsTheStreamAndIsReported(t *testing.T) {
 // windows, and by how much at most, they disagreed.
 func TestCombinedPowerThatDisagreesIsReported(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	for i, combined := range []float64{0, 12, 10, 10.5} {

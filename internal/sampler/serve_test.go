@@ -17,11 +17,11 @@ import (
 // in a span across it, which says so.
 func TestABreakIsNeitherBridgedNorCovered(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	f.ch <- item{s: smp(1, 1100, 100, 10)}
-	f.ch <- item{err: &power.BreakError{Err: errors.New("exit status 3")}}
+	f.ch <- item{err: &power.BreakError{Source: "powermetrics", Err: errors.New("exit status 3")}}
 	// The new powermetrics's first window: 100 ms ending 2 s later.
 	f.ch <- item{s: smp(0, 3100, 100, 30)}
 	f.ch <- item{s: smp(1, 3200, 100, 30)}
@@ -48,10 +48,10 @@ func TestABreakIsNeitherBridgedNorCovered(t *testing.T) {
 // A span that starts inside a break reads nothing of it.
 func TestASpanThatStartsInABreak(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	begin(t, f, s, 1000) // the stream's first window ends at 1000
-	f.ch <- item{err: &power.BreakError{Err: errors.New("killed")}}
+	f.ch <- item{err: &power.BreakError{Source: "powermetrics", Err: errors.New("killed")}}
 	f.set(at(1500))
 	sp := s.Begin(context.Background(), nil)
 	f.ch <- item{s: smp(0, 2100, 100, 20)}
@@ -65,7 +65,7 @@ func TestASpanThatStartsInABreak(t *testing.T) {
 // leaves it open: its end reads on from there.
 func TestReadLeavesTheSpanOpen(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	sp := begin(t, f, s, 1000)
 	if r := s.Read(sp); r.Samples != 0 || r.Energy.Total != 0 || r.Duration != 0 {
@@ -87,7 +87,7 @@ func TestReadLeavesTheSpanOpen(t *testing.T) {
 // Totals count refused documents by their reason, and the newest window.
 func TestTotalsCountRefusedDocumentsByReason(t *testing.T) {
 	f := newFeed()
-	s := Start(f, Config{Interval: 100 * time.Millisecond, Now: f.Now})
+	s := Start(f, Config{Source: "powermetrics", Interval: 100 * time.Millisecond, Now: f.Now})
 	defer s.Stop()
 	begin(t, f, s, 1000)
 	f.ch <- item{err: &powermetrics.DocumentError{Index: 1, Err: powermetrics.ErrMalformed}}

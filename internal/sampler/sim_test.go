@@ -203,7 +203,7 @@ func TestEnergyMatchesGroundTruthWithRequests(t *testing.T) {
 	// shorten to about 60 ms at high power, a span that starts and ends
 	// inside windows.
 	p := newSimPM(t, fakepm.DefaultProfile, 100*time.Millisecond, true)
-	s := Start(p, Config{Interval: p.interval, Now: p.Now})
+	s := Start(p, Config{Source: "powermetrics", Interval: p.interval, Now: p.Now})
 	defer s.Stop()
 	r, truth := measure(t, p, s, 1037*time.Millisecond, 9173*time.Millisecond)
 	t.Logf("energy %.5f J, truth %.5f J, rel err %.2e, samples %d", r.Energy.Total, truth.Total(), relErr(r.Energy.Total, truth.Total()), r.Samples)
@@ -235,7 +235,7 @@ func TestEnergyMatchesGroundTruthWithRequests(t *testing.T) {
 
 func TestEnergyWithoutRequestsIsExactForSteadyPowerAtTheEdges(t *testing.T) {
 	p := newSimPM(t, "0=12.5,3,0.25", 100*time.Millisecond, false)
-	s := Start(p, Config{Interval: p.interval, Now: p.Now})
+	s := Start(p, Config{Source: "powermetrics", Interval: p.interval, Now: p.Now})
 	defer s.Stop()
 	r, truth := measure(t, p, s, 1037*time.Millisecond, 3173*time.Millisecond)
 	if e := relErr(r.Energy.Total, truth.Total()); e > 1e-5 {
@@ -251,7 +251,7 @@ func TestEnergyWithoutRequestsIsExactForSteadyPowerAtTheEdges(t *testing.T) {
 // part of each edge window times the profile's range of power.
 func TestEnergyWithoutRequestsStaysWithinTheEdgeWindows(t *testing.T) {
 	p := newSimPM(t, fakepm.DefaultProfile, 100*time.Millisecond, false)
-	s := Start(p, Config{Interval: p.interval, Now: p.Now})
+	s := Start(p, Config{Source: "powermetrics", Interval: p.interval, Now: p.Now})
 	defer s.Stop()
 	r, truth := measure(t, p, s, 1037*time.Millisecond, 9173*time.Millisecond)
 	var longest time.Duration

@@ -76,7 +76,7 @@ func TestHeavySoak(t *testing.T) {
 	var heap []uint64
 	var tot Totals
 	seen := 0
-	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{
+	s := Start(&decoderSource{dec: powermetrics.NewDecoder(pr, read), r: pr}, Config{Source: "powermetrics",
 		Interval: window, Now: now,
 	})
 	ctx := context.Background()

@@ -62,10 +62,10 @@ func (n *notes) add(msg string) {
 	}
 }
 
-func (n *notes) warning(what string) string {
-	msg := fmt.Sprintf("%d powermetrics documents could not be used; %s", n.count, what)
+func (n *notes) warning(source, what string) string {
+	msg := fmt.Sprintf("%d %s documents could not be used; %s", n.count, source, what)
 	if n.count == 1 {
-		msg = "1 powermetrics document could not be used; " + what
+		msg = "1 " + source + " document could not be used; " + what
 	}
 	return n.listed(msg)
 }

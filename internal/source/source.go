@@ -115,9 +115,7 @@ func notLiveHint(from string, err error) string {
 // onWindow (nil: none). A recording has no arrival times: its windows
 // follow each other by their lengths.
 func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
-	res, err := sampler.RecordingWindows(powermetrics.NewRecording(r), onWindow)
-	res.Source = Name
-	return res, err
+	return sampler.RecordingWindows(powermetrics.NewRecording(r), Name, onWindow)
 }
 
 // RecordingError is err, a recording named name that could not be
