@@ -42,9 +42,18 @@ func (l *LocalMember) Begin(ctx context.Context) error {
 	return nil
 }
 
-// End closes the span at at, waiting for the window that covers it.
+// End closes the span at at, waiting for the window that covers it. When
+// the stream has ended meanwhile (powermetrics died), how it ended is
+// among the warnings, as for a run without --node.
 func (l *LocalMember) End(ctx context.Context, at time.Time) wire.NodeSummary {
 	res := l.meter.End(ctx, l.span, at)
+	select {
+	case <-l.meter.Done():
+		if err := l.meter.Stop(); err != nil {
+			res.Warnings = append(res.Warnings, res.Source+": "+err.Error())
+		}
+	default:
+	}
 	end := l.span.Start.Add(res.Duration)
 	return wire.NodeSummary{Summary: output.NewSummary(res, l.span.Start, l.interval), Node: l.Name(), URL: Local,
 		EndedAt: end.UTC().Format(time.RFC3339Nano)}
