@@ -136,7 +136,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 			return serve.Config{}, cli.Fail(fmt.Errorf("no --node-name, and the hostname: %w", err), "give --node-name")
 		}
 	}
-	cfg := serve.Config{Node: node, Interval: o.interval, Authenticated: users > 0}
+	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), Authenticated: users > 0}
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
 	return cfg, nil
 }

@@ -54,18 +54,31 @@ type DocumentError struct {
 func (e *DocumentError) Error() string { return fmt.Sprintf("document %d: %v", e.Index, e.Err) }
 func (e *DocumentError) Unwrap() error { return e.Err }
 
+// reasons name the refusals in a word each, for counting, in the order
+// they are told apart (ErrTooDeep is ErrMalformed too).
+var reasons = []struct {
+	err  error
+	name string
+}{
+	{ErrTruncated, "truncated"},
+	{ErrTooLarge, "too_large"},
+	{ErrImplausible, "implausible"},
+	{ErrNoPowerData, "no_power_data"},
+	{ErrMalformed, "malformed"},
+}
+
+// Reasons are every word Reason can say, "other" last.
+func Reasons() []string {
+	var names []string
+	for _, r := range reasons {
+		names = append(names, r.name)
+	}
+	return append(names, "other")
+}
+
 // Reason names why the document was refused, in a word, for counting.
 func (e *DocumentError) Reason() string {
-	for _, r := range []struct {
-		err  error
-		name string
-	}{
-		{ErrTruncated, "truncated"},
-		{ErrTooLarge, "too_large"},
-		{ErrImplausible, "implausible"},
-		{ErrNoPowerData, "no_power_data"},
-		{ErrMalformed, "malformed"},
-	} {
+	for _, r := range reasons {
 		if errors.Is(e.Err, r.err) {
 			return r.name
 		}

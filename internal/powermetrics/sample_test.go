@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -157,6 +158,18 @@ func TestARefusedDocumentSaysWhatBecomesOfTheStream(t *testing.T) {
 		}
 		if powermetrics.EndsStream(de) != c.ends {
 			t.Errorf("%v: EndsStream = %v, want %v", c.err, !c.ends, c.ends)
+		}
+	}
+}
+
+// Every reason a refusal can give is among Reasons, which serve publishes
+// from the start.
+func TestReasonsHoldEveryReason(t *testing.T) {
+	all := powermetrics.Reasons()
+	for _, err := range []error{powermetrics.ErrTruncated, powermetrics.ErrTooLarge, powermetrics.ErrImplausible,
+		powermetrics.ErrNoPowerData, powermetrics.ErrMalformed, powermetrics.ErrTooDeep, powermetrics.ErrIntel, io.EOF} {
+		if r := (&powermetrics.DocumentError{Err: err}).Reason(); !slices.Contains(all, r) {
+			t.Errorf("%v: reason %q is not in Reasons %q", err, r, all)
 		}
 	}
 }

@@ -171,7 +171,7 @@ func TestTheCountersAreTheExactEnergy(t *testing.T) {
 	if got := m["exopower_covered_seconds_total"]; relErr(got, float64(st.CoveredSeconds)) > 1e-9 {
 		t.Errorf("covered_seconds_total %v, status %v", got, st.CoveredSeconds)
 	}
-	for _, r := range reasons {
+	for _, r := range powermetrics.Reasons() {
 		if v, ok := m[`exopower_sample_errors_total{reason="`+r+`"}`]; !ok || v != 0 {
 			t.Errorf("sample_errors_total{reason=%q} = %v (there: %v), want 0", r, v, ok)
 		}

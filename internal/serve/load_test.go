@@ -13,6 +13,7 @@ import (
 
 	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/power"
+	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -162,7 +163,7 @@ func TestHeavySoak(t *testing.T) {
 		}
 	}}
 	meter := sampler.Start(g, sampler.Config{Source: "powermetrics", Interval: time.Millisecond, Now: c.Now})
-	srv := New(meter, noRestarts{}, Config{Node: "soak", Interval: time.Millisecond, Now: c.Now})
+	srv := New(meter, noRestarts{}, Config{Node: "soak", Interval: time.Millisecond, Reasons: powermetrics.Reasons(), Now: c.Now})
 	h = srv.Handler()
 	all := mustOpen(t, h)
 	started := time.Now()

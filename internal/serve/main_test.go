@@ -91,6 +91,7 @@ func offline(t testing.TB, c *clock, cfg Config) (*Server, *feed) {
 		cfg.Node = "test-node"
 	}
 	cfg.Interval = 100 * time.Millisecond
+	cfg.Reasons = powermetrics.Reasons()
 	return New(m, noRestarts{}, cfg), f
 }
 
@@ -140,7 +141,7 @@ func launchFake(t *testing.T, profile string, interval time.Duration, env ...str
 // it) and the Server and its HTTP server over that.
 func (l *live) serve(t *testing.T, src sampler.Source, interval time.Duration) *live {
 	l.meter = sampler.Start(src, sampler.Config{Source: "powermetrics", Interval: interval, Grace: time.Second})
-	l.srv = New(l.meter, l.sup, Config{Node: "test-node", Interval: interval})
+	l.srv = New(l.meter, l.sup, Config{Node: "test-node", Interval: interval, Reasons: powermetrics.Reasons()})
 	l.ts = httptest.NewServer(l.srv.Handler())
 	t.Cleanup(func() {
 		l.ts.Close()

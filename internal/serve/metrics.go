@@ -10,11 +10,6 @@ import (
 // components are the parts of the SoC, by their label.
 var components = []string{"cpu", "gpu", "ane"}
 
-// reasons are the reasons a document is refused (powermetrics.DocumentError.Reason), each
-// published from the start so that rate() over them needs no first
-// failure.
-var reasons = []string{"malformed", "implausible", "truncated", "too_large", "no_power_data", "other"}
-
 // collector reads the stream's totals at each scrape: the counters are
 // the ledger's own sums, which only grow, so increase() over any range is
 // the energy of that range, whatever the scrape interval.
@@ -86,7 +81,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.covered, t.Covered.Seconds())
 	counter(c.samples, float64(t.Windows))
-	for _, r := range reasons {
+	for _, r := range c.s.cfg.Reasons {
 		counter(c.errors, float64(t.Refused[r]), r)
 	}
 	counter(c.restarts, float64(restarts))

@@ -49,6 +49,10 @@ type Config struct {
 	Node string
 	// Interval is the stream's sample interval.
 	Interval time.Duration
+	// Reasons are the reasons the source refuses a reading for, each
+	// published as a count from the start, so that rate() over them
+	// needs no first failure.
+	Reasons []string
 	// Authenticated says that the web config demands a password of every
 	// client; otherwise only loopback clients may open and end spans.
 	Authenticated bool

@@ -134,5 +134,8 @@ func CommandLine(interval time.Duration, extra ...string) string {
 	return powermetrics.CommandLine(interval, extra...)
 }
 
+// Reasons are every reason the source refuses a reading for, in a word.
+func Reasons() []string { return powermetrics.Reasons() }
+
 // Args are the arguments exopower gives powermetrics at interval.
 func Args(interval time.Duration) []string { return powermetrics.Args(interval) }
