@@ -37,6 +37,9 @@ func (f *Feed[T]) Put(x T) {
 	}
 }
 
+// C is where the sink takes the items.
+func (f *Feed[T]) C() <-chan T { return f.ch }
+
 // Dropped is how many items were not shown.
 func (f *Feed[T]) Dropped() int { return int(f.dropped.Load()) }
 

@@ -10,29 +10,23 @@ import (
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// streamBuffer is how many windows a stream holds for a slow client;
-// beyond it windows are dropped for that client (the energy in the next
-// line is cumulative, so nothing is lost from the totals), and sampling
-// never waits for a client.
-const streamBuffer = 64
-
 // windows streams the windows as they come: GET /v1/windows answers with
 // NDJSON, one line per window (the lines of exopower watch --json, with
 // the node's name; energy cumulative from the stream's start), flushed as
 // each comes, until the client goes. It holds a span open meanwhile, and
-// counts against MaxOpenSpans.
+// counts against MaxOpenSpans. A slow client gets what every live output
+// gets (output.Feed): sampling never waits for it, and beyond
+// output.FeedSize windows behind it misses some, whose energy the next
+// line it gets holds.
 func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
 	if !s.reserve(w) {
 		return
 	}
-	lines := make(chan wire.SampleLine, streamBuffer)
+	lines := output.NewFeed[wire.SampleLine]()
 	sp := s.meter.Begin(r.Context(), func(win sampler.Window, tot sampler.Totals) {
 		l := output.NewSampleLine(win, tot)
 		l.Node = s.cfg.Node
-		select {
-		case lines <- l:
-		default:
-		}
+		lines.Put(l)
 	})
 	defer func() {
 		s.mu.Lock()
@@ -52,7 +46,7 @@ func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case l := <-lines:
+		case l := <-lines.C():
 			// The server's write timeout is for answers; a stream lives
 			// as long as its client reads, one line at a time.
 			rc.SetWriteDeadline(time.Now().Add(s.cfg.Interval + 10*time.Second))
