@@ -1,8 +1,12 @@
-// Package bench holds the statistics of exopower bench: the summary of a
-// command's repeated runs, outliers by modified Z-score, the idle
-// baseline's mean power and its standard error, and the ratio of two
-// commands' energies with its propagated error, as hyperfine does them
-// for time. The functions are pure: they take numbers and return numbers.
+// Package bench is exopower bench: the Runner that runs each command's
+// hooks, warmups and measured runs and the idle baseline, each run a span
+// of a Meter (this Mac's stream, the nodes of --node, or a test's), as
+// hyperfine's scheduler runs over its Executor; and the statistics of the
+// runs: the summary of a command's repeated runs, outliers by modified
+// Z-score, the idle baseline's mean power and its standard error, and the
+// ratio of two commands' energies with its propagated error, as hyperfine
+// does them for time. The statistics are pure functions: numbers in,
+// numbers out.
 package bench
 
 import (

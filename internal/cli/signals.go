@@ -8,8 +8,8 @@ import (
 
 // CancelOnSignal returns a context that ends when the next signal comes
 // from sigs, for a phase that waits on a context (powermetrics's first
-// sample, the window that covers the end). main is the one owner of the
-// signals that end exopower and hands them to whichever phase is running:
+// sample, the window that covers the end). System catches the signals
+// that end exopower, once; they are handed to whichever phase is running:
 // this one, or a loop that reads sigs itself. stop ends the phase and
 // reports whether a signal ended it.
 func CancelOnSignal(ctx context.Context, sigs <-chan os.Signal) (_ context.Context, stop func() bool) {

@@ -3,15 +3,18 @@ package cluster
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -161,4 +164,25 @@ func mustCreate(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// The failures to reach the nodes keep every hint: their own (this Mac's
+// powermetrics), and the check of the serves when one did not answer.
+func TestAFailureToReachTheNodesKeepsEveryHint(t *testing.T) {
+	local := cli.Fail(errors.New("powermetrics not found at /usr/bin/powermetrics"), "point --powermetrics at it")
+	for _, c := range []struct {
+		name  string
+		errs  []error
+		hints []string
+	}{
+		{"a node that did not answer", []error{errors.New("node http://mac2:10241: connection refused")}, []string{Unreachable}},
+		{"this Mac's powermetrics", []error{local}, []string{"point --powermetrics at it"}},
+		{"both", []error{errors.New("node http://mac2:10241: connection refused"), local}, []string{"point --powermetrics at it", Unreachable}},
+	} {
+		err := withHint(c.errs)
+		var e *cli.Error
+		if !errors.As(err, &e) || e.Status != cli.StatusFailure || !slices.Equal(e.Hints, c.hints) {
+			t.Errorf("%s: %v, hints %q; want status 125 and %q", c.name, err, cli.HintsOf(err), c.hints)
+		}
+	}
 }

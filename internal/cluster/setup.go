@@ -117,7 +117,7 @@ func (s Setup) Connect(ctx context.Context) (members []Member, skipped []string,
 	}
 	if len(failed) > 0 {
 		CloseAll(members)
-		return nil, nil, withHint(errors.Join(failed...))
+		return nil, nil, withHint(failed)
 	}
 	if len(members) == 0 {
 		return nil, nil, cli.Fail(errors.New("no node answered"), Unreachable)
@@ -144,15 +144,24 @@ func (s Setup) reach(ctx context.Context, t Target, auth Auth, tlsConf *tls.Conf
 	return r, nil
 }
 
-// withHint is err, a failure to reach or begin on the nodes, with the
-// hint that says what to check; an error that carries its own (this
-// Mac's powermetrics) keeps it.
-func withHint(err error) error {
-	var e *cli.Error
-	if errors.As(err, &e) {
-		return err
+// withHint is errs, the failures to reach the nodes, joined, with the
+// hints that say what to check: those the failures carry (this Mac's
+// powermetrics), and the check of the serves when a node did not answer.
+func withHint(errs []error) error {
+	var hints []string
+	unreachable := false
+	for _, err := range errs {
+		var e *cli.Error
+		if errors.As(err, &e) {
+			hints = append(hints, e.Hints...)
+		} else {
+			unreachable = true
+		}
 	}
-	return cli.Fail(err, Unreachable)
+	if unreachable {
+		hints = append(hints, Unreachable)
+	}
+	return cli.Fail(errors.Join(errs...), hints...)
 }
 
 // CloseAll closes every member.

@@ -1,6 +1,8 @@
-// Package cluster measures one span over several Macs: it opens a span on
-// every node's exopower serve, reads them as the span goes, ends them
-// together and sums the nodes' energy.
+// Package cluster measures one span over several Macs. Each node is a
+// Member: this Mac (LocalMember, over its own stream) or an exopower serve
+// (Remote, over HTTP); either opens and closes a span and streams its
+// windows. Setup reaches the nodes named by the flags; BeginAll and EndAll
+// open and end the spans on all at once, and Total sums the nodes' energy.
 package cluster
 
 import (
