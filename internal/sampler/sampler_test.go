@@ -244,8 +244,10 @@ func TestBeginAndEndAskForSamplesWhereTheyCan(t *testing.T) {
 	began := make(chan *Span)
 	go func() { began <- s.Begin(context.Background(), nil) }()
 	<-f.requests
-	f.ch <- item{s: smp(1, 1041, 41, 5)} // the answer to the request
+	// The clock reads 1041 ms before the answer comes: Begin reads it
+	// once the answer is in, which may be before this goroutine goes on.
 	f.set(at(1041))
+	f.ch <- item{s: smp(1, 1041, 41, 5)} // the answer to the request
 	sp := <-began
 	if !sp.Start.Equal(at(1041)) {
 		t.Errorf("span began at %v, want after the requested sample", sp.Start.Sub(base))
