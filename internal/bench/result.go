@@ -72,8 +72,8 @@ func NewRun(r sampler.Result, started time.Time, status int, signal string) Run 
 	run := Run{
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
 		DurationSeconds: wire.Num(r.Duration.Seconds()),
-		EnergyJoules:    wire.NewComponents(r.Energy),
-		AvgPowerWatts:   wire.NewComponents(r.Average),
+		EnergyJoules:    wire.NewComponents(r.Energy, r.Has),
+		AvgPowerWatts:   wire.NewComponents(r.Average, r.Has),
 		Samples:         r.Samples,
 		Coverage:        wire.Num(r.Coverage),
 		ExitCode:        status,

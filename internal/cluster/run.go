@@ -103,7 +103,13 @@ func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapse
 	}
 	var unc float64
 	var energy, peak power.Values
+	var has power.Reported
+	withSystem := 0
 	for _, n := range nodes {
+		if n.EnergyJoules.System != nil {
+			withSystem++
+		}
+		has = has.Or(n.EnergyJoules.Has())
 		if sum.Source.Tool == "" {
 			sum.Source.Tool = n.Source.Tool
 		}
@@ -124,9 +130,12 @@ func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapse
 			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s's clock is %.1f s off this Mac's: its span is by its own clock", n.Node, float64(n.ClockOffsetSeconds)))
 		}
 	}
-	sum.EnergyJoules, sum.PeakPowerWatts = wire.NewComponents(energy), wire.NewComponents(peak)
+	sum.EnergyJoules, sum.PeakPowerWatts = wire.NewComponents(energy, has), wire.NewComponents(peak, has)
 	if s := elapsed.Seconds(); s > 0 {
-		sum.AvgPowerWatts = wire.NewComponents(energy.Scale(1 / s))
+		sum.AvgPowerWatts = wire.NewComponents(energy.Scale(1/s), has)
+	}
+	if withSystem > 0 && withSystem < len(nodes) {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the system's power is known on %d of the %d nodes (the others read no SMC): the total's system is theirs alone", withSystem, len(nodes)))
 	}
 	u := wire.Num(unc)
 	sum.UncertaintyJoules = &u

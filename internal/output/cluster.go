@@ -36,13 +36,15 @@ type cluster struct {
 func (c *cluster) add(i int, l wire.SampleLine) wire.SampleLine {
 	c.last[i], c.seen[i] = l, true
 	var watts, joules power.Values
+	var has power.Reported
 	for k := range c.last {
 		if c.seen[k] {
 			watts, joules = watts.Add(c.last[k].PowerWatts.Values()), joules.Add(c.last[k].EnergyJoules.Values())
+			has = has.Or(c.last[k].PowerWatts.Has())
 		}
 	}
 	c.total = wire.SampleLine{SchemaVersion: wire.SchemaVersion, Type: "total", Time: l.Time,
-		PowerWatts: wire.NewComponents(watts), EnergyJoules: wire.NewComponents(joules)}
+		PowerWatts: wire.NewComponents(watts, has), EnergyJoules: wire.NewComponents(joules, has)}
 	return c.total
 }
 

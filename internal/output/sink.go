@@ -121,8 +121,8 @@ func NewSampleLine(w sampler.Window, tot sampler.Totals) wire.SampleLine {
 		Type:            "sample",
 		Time:            w.End.UTC().Format(time.RFC3339Nano),
 		WindowSeconds:   wire.Num(w.End.Sub(w.Start).Seconds()),
-		PowerWatts:      wire.NewComponents(w.Power),
-		EnergyJoules:    wire.NewComponents(tot.Energy),
+		PowerWatts:      wire.NewComponents(w.Power, w.Has),
+		EnergyJoules:    wire.NewComponents(tot.Energy, tot.Has),
 		ThermalPressure: w.ThermalPressure,
 	}
 }

@@ -106,8 +106,8 @@ func TestNDJSONSinkWritesASampleLinePerWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"schema_version":1,"type":"sample","time":"2026-03-01T12:00:01.5Z","window_seconds":0.25,` +
-		`"power_watts":{"total":12.8456,"cpu":12.3456,"gpu":0.5,"ane":0},` +
-		`"energy_joules":{"total":16.001,"cpu":15.25,"gpu":0.75,"ane":0.001},"thermal_pressure":"Moderate"}` + "\n"
+		`"power_watts":{"total":12.8456,"cpu":12.3456,"gpu":0.5,"ane":0,"dram":null,"system":null},` +
+		`"energy_joules":{"total":16.001,"cpu":15.25,"gpu":0.75,"ane":0.001,"dram":null,"system":null},"thermal_pressure":"Moderate"}` + "\n"
 	if got := term.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -127,7 +127,7 @@ func TestSampleLineTimeIsTheWindowsEndInUTC(t *testing.T) {
 	w.Start = w.End.Add(-time.Second)
 	got := NewSampleLine(w, tot)
 	want := wire.SampleLine{SchemaVersion: 1, Type: "sample", Time: "2026-03-01T12:00:00.123456789Z", WindowSeconds: 1,
-		PowerWatts: wire.NewComponents(w.Power), EnergyJoules: wire.NewComponents(tot.Energy), ThermalPressure: "Moderate"}
+		PowerWatts: wire.NewComponents(w.Power, w.Has), EnergyJoules: wire.NewComponents(tot.Energy, tot.Has), ThermalPressure: "Moderate"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}

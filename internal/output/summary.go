@@ -30,9 +30,9 @@ func NewSummary(r sampler.Result, started time.Time, interval time.Duration) *wi
 		Coverage:        wire.Num(r.Coverage),
 		Scope:           wire.Scope,
 		Source:          wire.Source{Tool: r.Source, HWModel: r.HWModel, OSBuild: r.OSBuild},
-		EnergyJoules:    wire.NewComponents(r.Energy),
-		AvgPowerWatts:   wire.NewComponents(r.Average),
-		PeakPowerWatts:  wire.NewComponents(r.Peak),
+		EnergyJoules:    wire.NewComponents(r.Energy, r.Has),
+		AvgPowerWatts:   wire.NewComponents(r.Average, r.Has),
+		PeakPowerWatts:  wire.NewComponents(r.Peak, r.Has),
 		Warnings:        warnings,
 	}
 }

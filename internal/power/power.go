@@ -12,14 +12,20 @@ import (
 	"time"
 )
 
-// Values holds one number per component of the SoC, and their total. Its
-// unit is given by the field that holds it (watts for Sample.Power,
-// joules for Sample.Energy).
+// Values holds one number per component of the SoC, their total, the
+// memory's and the whole system's. Its unit is given by the field that
+// holds it (watts for Sample.Power, joules for Sample.Energy).
 type Values struct {
 	CPU, GPU, ANE float64
 	// Total is CPU + GPU + ANE, as Summed makes it; a source's own total
 	// (powermetrics's combined_power) is Sample.CombinedPower.
 	Total float64
+	// DRAM is the memory's, where the source reports it (Reported.DRAM).
+	DRAM float64
+	// System is the whole machine's as the SMC reports it (PSTR), where
+	// the source reports it (Reported.System): the SoC, memory, display,
+	// storage and the rest. It is not part of Total.
+	System float64
 }
 
 // Summed returns v with Total set to the sum of its components: the one
@@ -31,33 +37,45 @@ func (v Values) Summed() Values {
 
 // Scale returns every component multiplied by k.
 func (v Values) Scale(k float64) Values {
-	return Values{v.CPU * k, v.GPU * k, v.ANE * k, v.Total * k}
+	return Values{v.CPU * k, v.GPU * k, v.ANE * k, v.Total * k, v.DRAM * k, v.System * k}
 }
 
 // Add returns the component-wise sum: of two windows, two spans or two
 // nodes alike.
 func (v Values) Add(w Values) Values {
-	return Values{v.CPU + w.CPU, v.GPU + w.GPU, v.ANE + w.ANE, v.Total + w.Total}
+	return Values{v.CPU + w.CPU, v.GPU + w.GPU, v.ANE + w.ANE, v.Total + w.Total, v.DRAM + w.DRAM, v.System + w.System}
 }
 
 // Sub returns the component-wise difference v - w.
 func (v Values) Sub(w Values) Values {
-	return Values{v.CPU - w.CPU, v.GPU - w.GPU, v.ANE - w.ANE, v.Total - w.Total}
+	return Values{v.CPU - w.CPU, v.GPU - w.GPU, v.ANE - w.ANE, v.Total - w.Total, v.DRAM - w.DRAM, v.System - w.System}
 }
 
 // Max returns the component-wise maximum.
 func (v Values) Max(w Values) Values {
-	return Values{max(v.CPU, w.CPU), max(v.GPU, w.GPU), max(v.ANE, w.ANE), max(v.Total, w.Total)}
+	return Values{max(v.CPU, w.CPU), max(v.GPU, w.GPU), max(v.ANE, w.ANE), max(v.Total, w.Total),
+		max(v.DRAM, w.DRAM), max(v.System, w.System)}
 }
 
-// Reported says which parts of the SoC a reading reported.
+// Array is v's numbers in a fixed order (CPU, GPU, ANE, Total, DRAM,
+// System), for code that treats every component alike.
+func (v Values) Array() [6]float64 {
+	return [6]float64{v.CPU, v.GPU, v.ANE, v.Total, v.DRAM, v.System}
+}
+
+// FromArray is the Values whose Array is a.
+func FromArray(a [6]float64) Values {
+	return Values{CPU: a[0], GPU: a[1], ANE: a[2], Total: a[3], DRAM: a[4], System: a[5]}
+}
+
+// Reported says which components a reading reported.
 type Reported struct {
-	CPU, GPU, ANE bool
+	CPU, GPU, ANE, DRAM, System bool
 }
 
 // Or returns the components that either reported.
 func (c Reported) Or(d Reported) Reported {
-	return Reported{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE}
+	return Reported{c.CPU || d.CPU, c.GPU || d.GPU, c.ANE || d.ANE, c.DRAM || d.DRAM, c.System || d.System}
 }
 
 // Sample is one reading of a source: the averages over one window.
@@ -92,6 +110,48 @@ type Sample struct {
 	// CombinedDisagrees reports that CombinedPower differs from the sum
 	// of the components by more than the rounding of the numbers written.
 	CombinedDisagrees bool
+	// Quirks are what the source saw in the window that a reader of its
+	// numbers should know.
+	Quirks Quirk
+}
+
+// Quirk is something a source saw in a window that a reader of its
+// numbers should know: a span counts its windows with each, and says so.
+type Quirk uint8
+
+// The quirks a window can have.
+const (
+	// SystemRaised: the system's energy came out below the SoC's own in
+	// the window (the SMC's reading lags the counters), and the SoC's was
+	// taken for it.
+	SystemRaised Quirk = 1 << iota
+	// CounterFlat: an energy counter did not move while the others and
+	// the system's power did: its component reads 0 for the window.
+	CounterFlat
+	// CounterBatched: the counters moved in a step after windows in which
+	// they did not, as when macOS publishes them in batches: the energy is
+	// right over the batch, not placed within it.
+	CounterBatched
+)
+
+// Quirks are every quirk, in order.
+var Quirks = []Quirk{SystemRaised, CounterFlat, CounterBatched}
+
+// Explain says what n of a span's windows with q mean, for its warnings.
+func (q Quirk) Explain(n int) string {
+	windows := fmt.Sprintf("%d windows", n)
+	if n == 1 {
+		windows = "1 window"
+	}
+	switch q {
+	case SystemRaised:
+		return "in " + windows + " the system's energy from the SMC came out below the SoC's own (its reading lags the counters): the SoC's was taken for the system's there"
+	case CounterFlat:
+		return "in " + windows + " an energy counter did not move while the others and the system's power did: that component reads 0 there, and a short span may miss its energy"
+	case CounterBatched:
+		return "in " + windows + " the energy counters moved in a step after windows in which they did not (macOS publishes them in batches): the energy is right over each batch, about 2 s, but a span shorter than that may see it early or late"
+	}
+	return fmt.Sprintf("in %s: quirk %d", windows, q)
 }
 
 // Refusal is the error a source returns for a reading it could not use.

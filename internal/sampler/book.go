@@ -32,6 +32,7 @@ type book struct {
 	ended    bool
 	endErr   error          // how the stream ended (io.EOF for a clean end)
 	breaks   int            // how often the stream broke off and began again
+	has      power.Reported // the components the stream reported
 	refused  map[string]int // documents refused, by Reason
 	out      []delivery
 }
@@ -57,6 +58,7 @@ func (b *book) take(s power.Sample) []delivery {
 		b.first = &first
 	}
 	b.last = s
+	b.has = b.has.Or(s.Has)
 	b.out = b.out[:0]
 	if !w.End.After(w.Start) {
 		// It came with the window before it, which was placed by its
@@ -152,7 +154,7 @@ func (b *book) close(sp *Span, end time.Time, extra ...string) Result {
 // report says what was measured over the span up to end, with its
 // warnings, and leaves the span as it is.
 func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
-	r, last, ok := sp.reading(&b.ledger, end)
+	r, last, ok, quirks := sp.reading(&b.ledger, end)
 	r.Source = b.source
 	if b.first != nil {
 		r.HWModel, r.OSBuild = b.first.HWModel, b.first.OSBuild
@@ -184,6 +186,11 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", b.source, sp.disagree, sp.disagreeMax))
 	}
 	r.Warnings = append(r.Warnings, sp.long...)
+	for i, q := range power.Quirks {
+		if n := quirks[i]; n > 0 {
+			r.Warnings = append(r.Warnings, q.Explain(n))
+		}
+	}
 	r.Warnings = append(r.Warnings, extra...)
 	if r.Samples > 0 {
 		r.Warnings = append(r.Warnings, missingComponents(r.Has)...)

@@ -12,7 +12,7 @@ import (
 // by windows C(t). It is a plain value, so a copy is a snapshot, and any
 // reading of a span is the difference of two tallies.
 type tally struct {
-	acc     [4]trapz.Accumulator // CPU, GPU, ANE, total
+	acc     [6]trapz.Accumulator // in the order of power.Values.Array
 	covered time.Duration
 	end     time.Time    // the instant the tally reaches; zero before any window
 	last    power.Values // the power at end, which a bridge over a gap starts from
@@ -37,13 +37,17 @@ func (t *tally) add(w Window, from, to, origin time.Time) {
 }
 
 func (t *tally) point(at time.Duration, p power.Values) {
-	for i, watts := range [4]float64{p.CPU, p.GPU, p.ANE, p.Total} {
+	for i, watts := range p.Array() {
 		t.acc[i].Add(trapz.Point{At: at, Watts: watts})
 	}
 }
 
 func (t *tally) energy() power.Values {
-	return power.Values{CPU: t.acc[0].Joules(), GPU: t.acc[1].Joules(), ANE: t.acc[2].Joules(), Total: t.acc[3].Joules()}
+	var e [6]float64
+	for i := range t.acc {
+		e[i] = t.acc[i].Joules()
+	}
+	return power.FromArray(e)
 }
 
 // breakOff ends the tally's line at its end: whatever comes next is not

@@ -301,6 +301,8 @@ type StreamTotals struct {
 	// Source names the stream's source (Config.Source); HWModel and
 	// OSBuild are what the first document names.
 	Source, HWModel, OSBuild string
+	// Has says which components the stream reported.
+	Has power.Reported
 }
 
 // Totals returns what the stream measured so far. Energy and Covered only
@@ -311,6 +313,7 @@ func (s *Sampler) Totals() StreamTotals {
 	b := &s.book
 	t := StreamTotals{
 		Source:  s.cfg.Source,
+		Has:     b.has,
 		Energy:  b.ledger.live.energy(),
 		Covered: b.ledger.live.covered,
 		Windows: b.ledger.n,

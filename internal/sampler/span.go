@@ -32,6 +32,8 @@ type Span struct {
 	disagree    int
 	disagreeMax float64
 	long        []string
+	// quirks counts the windows with each quirk, in power.Quirks's order.
+	quirks [8]int
 
 	onWindow func(Window, Totals)
 }
@@ -44,6 +46,7 @@ type undo struct {
 	start   time.Time
 	peak    power.Values
 	samples int
+	quirks  [8]int
 }
 
 // notes are messages about refused documents, the first few kept.
@@ -92,6 +95,8 @@ type Totals struct {
 	// Peak is the highest window average, in watts, per component.
 	Peak    power.Values
 	Samples int
+	// Has says which components the span's windows reported.
+	Has power.Reported
 }
 
 // note takes a window just added to l. It reports whether the window
@@ -101,11 +106,16 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *power.Sam
 		return Totals{}, false
 	}
 	sp.resolve(l)
-	sp.recent[sp.nrecent%recentSize] = undo{start: w.Start, peak: sp.peak, samples: sp.samples}
+	sp.recent[sp.nrecent%recentSize] = undo{start: w.Start, peak: sp.peak, samples: sp.samples, quirks: sp.quirks}
 	sp.nrecent++
 	sp.peak = sp.peak.Max(w.Power)
 	sp.samples++
 	sp.has = sp.has.Or(smp.Has)
+	for i, q := range power.Quirks {
+		if smp.Quirks&q != 0 {
+			sp.quirks[i]++
+		}
+	}
 	if smp.CombinedDisagrees {
 		sp.disagree++
 		sp.disagreeMax = max(sp.disagreeMax, math.Abs(smp.CombinedPower-smp.Power.Total))
@@ -118,6 +128,7 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *power.Sam
 		Energy:  l.live.energy().Sub(sp.begin.energy()),
 		Peak:    sp.peak,
 		Samples: sp.samples,
+		Has:     sp.has,
 	}, true
 }
 
@@ -131,15 +142,16 @@ func (sp *Span) resolve(l *ledger) {
 }
 
 // reading is the span's energy, coverage, peak and samples over
-// [Start, end]. ok is false when end is older than the windows kept.
-func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool) {
+// [Start, end], and its windows' quirks. ok is false when end is older
+// than the windows kept.
+func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool, quirks [8]int) {
 	sp.resolve(l)
 	t, ok := l.at(end)
 	if !ok {
 		t = l.live
 	}
 	r = Result{Start: sp.Start, Duration: end.Sub(sp.Start), Energy: t.energy().Sub(sp.begin.energy()), Has: sp.has}
-	r.Peak, r.Samples = sp.takeBack(end)
+	r.Peak, r.Samples, quirks = sp.takeBack(end)
 	covered := t.covered - sp.begin.covered
 	if r.Duration > 0 {
 		r.Average = r.Energy.Scale(1 / r.Duration.Seconds())
@@ -150,22 +162,23 @@ func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok 
 	if t.end.After(sp.Start) {
 		last = t.end
 	}
-	return r, last, ok
+	return r, last, ok, quirks
 }
 
-// takeBack returns the peak and the count of the windows that reach into
-// the span and start before end: those that start at or after it arrived
-// before the span was closed, but do not belong to it.
-func (sp *Span) takeBack(end time.Time) (power.Values, int) {
-	peak, samples := sp.peak, sp.samples
+// takeBack returns the peak, the count and the quirks' counts of the
+// windows that reach into the span and start before end: those that start
+// at or after it arrived before the span was closed, but do not belong to
+// it.
+func (sp *Span) takeBack(end time.Time) (power.Values, int, [8]int) {
+	peak, samples, quirks := sp.peak, sp.samples, sp.quirks
 	for i := sp.nrecent - 1; i >= max(0, sp.nrecent-recentSize); i-- {
 		u := &sp.recent[i%recentSize]
 		if u.start.Before(end) {
 			break
 		}
-		peak, samples = u.peak, u.samples
+		peak, samples, quirks = u.peak, u.samples, u.quirks
 	}
-	return peak, samples
+	return peak, samples, quirks
 }
 
 // longWindow says that a window is far longer than the stream's typical

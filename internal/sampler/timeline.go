@@ -15,6 +15,8 @@ type Window struct {
 	Index int
 	// ThermalPressure is the document's, if the thermal sampler ran.
 	ThermalPressure string
+	// Has says which components the window reports.
+	Has power.Reported
 }
 
 // placer puts windows on the timeline.
@@ -34,7 +36,7 @@ type placer struct {
 }
 
 func (p *placer) place(s power.Sample) Window {
-	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure}
+	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure, Has: s.Has}
 	if p.chained {
 		w.Start = p.end
 		if predicted := p.end.Add(s.Window); predicted.Before(w.End) {

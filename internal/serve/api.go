@@ -176,7 +176,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
 		StartedAt:       wall(s.started),
 		UptimeSeconds:   wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
-		EnergyJoules:    wire.NewComponents(t.Energy),
+		EnergyJoules:    wire.NewComponents(t.Energy, t.Has),
 		CoveredSeconds:  wire.Num(t.Covered.Seconds()),
 		Samples:         t.Windows,
 		SampleErrors:    t.Refused,
@@ -191,7 +191,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		st.RestartError = &e
 	}
 	if t.Windows > 0 {
-		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power)}
+		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power, t.Last.Has)}
 	}
 	reply(w, http.StatusOK, st)
 }

@@ -99,24 +99,56 @@ type Source struct {
 	OSBuild string `json:"os_build"`
 }
 
-// Components holds one number per part of the SoC, and their total: in
+// Components holds one number per part of the SoC and their total, and
+// the memory's and the whole system's where the source reports them: in
 // joules or watts, as the field that holds it says.
 type Components struct {
+	// Total is CPU + GPU + ANE: the SoC's (scope "soc").
 	Total Num `json:"total"`
 	CPU   Num `json:"cpu"`
 	GPU   Num `json:"gpu"`
 	ANE   Num `json:"ane"`
+	// DRAM is the memory's; null where the source does not report it
+	// (powermetrics).
+	DRAM *Num `json:"dram"`
+	// System is the whole machine's as the SMC reports it (the SoC,
+	// memory, display, storage and the rest; not part of Total); null
+	// where there is no SMC to read (powermetrics, a virtual machine).
+	System *Num `json:"system"`
 }
 
-// NewComponents takes the components of v, in v's unit.
-func NewComponents(v power.Values) Components {
-	return Components{Total: Num(v.Total), CPU: Num(v.CPU), GPU: Num(v.GPU), ANE: Num(v.ANE)}
+// NewComponents takes the components of v, in v's unit; DRAM and System
+// only where has says the source reported them.
+func NewComponents(v power.Values, has power.Reported) Components {
+	c := Components{Total: Num(v.Total), CPU: Num(v.CPU), GPU: Num(v.GPU), ANE: Num(v.ANE)}
+	if has.DRAM {
+		c.DRAM = ptr(Num(v.DRAM))
+	}
+	if has.System {
+		c.System = ptr(Num(v.System))
+	}
+	return c
 }
 
-// Values is c as values to compute with: sums of components are made
-// there (power.Values.Add), in one place.
+func ptr(n Num) *Num { return &n }
+
+// Values is c as values to compute with, DRAM and System 0 where they are
+// null: sums of components are made there (power.Values.Add), in one
+// place.
 func (c Components) Values() power.Values {
-	return power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
+	v := power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total)}
+	if c.DRAM != nil {
+		v.DRAM = float64(*c.DRAM)
+	}
+	if c.System != nil {
+		v.System = float64(*c.System)
+	}
+	return v
+}
+
+// Has says which of DRAM and System c holds, and CPU, GPU and ANE.
+func (c Components) Has() power.Reported {
+	return power.Reported{CPU: true, GPU: true, ANE: true, DRAM: c.DRAM != nil, System: c.System != nil}
 }
 
 // Num is a float written as JSON with at most 12 significant digits:
