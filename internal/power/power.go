@@ -68,6 +68,10 @@ func FromArray(a [6]float64) Values {
 	return Values{CPU: a[0], GPU: a[1], ANE: a[2], Total: a[3], DRAM: a[4], System: a[5]}
 }
 
+// MaxSystemWatts bounds a believable system power: a Mac Pro's supply
+// gives about 1,400 W.
+const MaxSystemWatts = 2000
+
 // Reported says which components a reading reported.
 type Reported struct {
 	CPU, GPU, ANE, DRAM, System bool

@@ -1,0 +1,164 @@
+package fakepm
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exopower/exopower/internal/ioreport"
+)
+
+// The fake IOReport: a Library whose counters are the exact integral of
+// a Profile since it was opened, each cut to its channel's unit as
+// IOReport's are, and whose SMC reads the fake system's power at that
+// instant. exopower's --source ioreport runs end to end over it on Linux.
+
+// The fake system's power is smooth, as a whole machine's is beside its
+// SoC's steps: SystemBase + SystemSwing × sin(2π t / SystemPeriod), t the
+// Unix time, so that any process can compute its exact integral. DRAM
+// draws DRAMWatts throughout.
+const (
+	SystemBase   = 60.0
+	SystemSwing  = 8.0
+	SystemPeriod = 20.0
+	DRAMWatts    = 1.25
+)
+
+// SystemPower is the fake system's power at t, in watts.
+func SystemPower(t time.Time) float64 {
+	return SystemBase + SystemSwing*math.Sin(2*math.Pi*phase(t)/SystemPeriod)
+}
+
+// SystemEnergy is the fake system's exact energy over [from, to], in
+// joules.
+func SystemEnergy(from, to time.Time) float64 {
+	k := 2 * math.Pi / SystemPeriod
+	return SystemBase*to.Sub(from).Seconds() - SystemSwing/k*(math.Cos(k*phase(to))-math.Cos(k*phase(from)))
+}
+
+// phase is the seconds of t into its period, in whole nanoseconds: a
+// float64 of seconds since the epoch keeps only about 0.2 µs.
+func phase(t time.Time) float64 {
+	period := int64(SystemPeriod * 1e9)
+	return float64(t.UnixNano()%period) / 1e9
+}
+
+// FakeChannels are the fake's Energy Model group: an M1-like inventory,
+// the GPU in nJ as on real Macs, with channels that carry the same energy
+// again or a part of it (GPU0, the CPU's clusters), which must not count.
+var FakeChannels = []ioreport.Channel{
+	{Group: "Energy Model", Name: "EACC_CPU", Unit: "mJ"},
+	{Group: "Energy Model", Name: "PACC_CPU", Unit: "mJ"},
+	{Group: "Energy Model", Name: "CPU Energy", Unit: "mJ"},
+	{Group: "Energy Model", Name: "GPU0", Unit: "mJ"},
+	{Group: "Energy Model", Name: "GPU SRAM0", Unit: "mJ"},
+	{Group: "Energy Model", Name: "GPU Energy", Unit: "nJ"},
+	{Group: "Energy Model", Name: "ANE", Unit: "mJ"},
+	{Group: "Energy Model", Name: "DRAM", Unit: "mJ"},
+	{Group: "Energy Model", Name: "ISP", Unit: "mJ"},
+	{Group: "Energy Model", Name: "PCIe Port 0 Energy", Unit: "uJ"},
+}
+
+// IOReport is the fake Library.
+type IOReport struct {
+	prof   Profile
+	mode   string
+	back   int // reads after which the counters reset; 0: never
+	origin time.Time
+	now    func() time.Time
+	mu     sync.Mutex
+	reads  int
+	closed bool
+}
+
+// NewIOReport opens the fake over prof. mode, from FAKEPM_IOREPORT, makes
+// it behave as some Macs do: "batched" publishes the mJ counters every 2 s
+// only; "cpu-stuck" never moves the CPU's counter; "no-smc" has no SMC;
+// "back-after=N" resets the counters after N reads.
+func NewIOReport(prof Profile, mode string, now func() time.Time) *IOReport {
+	if now == nil {
+		now = time.Now
+	}
+	f := &IOReport{prof: prof, mode: mode, origin: now(), now: now}
+	if n, ok := strings.CutPrefix(mode, "back-after="); ok {
+		f.back, _ = strconv.Atoi(n)
+	}
+	return f
+}
+
+// Subscribe names the channels.
+func (f *IOReport) Subscribe() ([]ioreport.Channel, error) { return FakeChannels, nil }
+
+// Read reads each counter: the exact energy since the fake opened, cut to
+// the channel's unit.
+func (f *IOReport) Read(values []int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errors.New("fake IOReport: read after close")
+	}
+	f.reads++
+	t := f.now()
+	if f.mode == "batched" {
+		// The mJ counters as of the last whole 2 s since the origin.
+		t = f.origin.Add(t.Sub(f.origin).Truncate(2 * time.Second))
+	}
+	e := f.prof.Energy(f.origin, f.now())
+	eb := f.prof.Energy(f.origin, t)
+	dram := DRAMWatts * t.Sub(f.origin).Seconds()
+	if f.back > 0 && f.reads > f.back {
+		// Reset, as on a reboot of the counters: from 0 again.
+		e, eb, dram = Watts{}, Watts{}, 0
+	}
+	cpu := eb[0]
+	if f.mode == "cpu-stuck" {
+		cpu = 0
+	}
+	for i, c := range FakeChannels {
+		var j float64
+		switch c.Name {
+		case "CPU Energy":
+			j = cpu
+		case "EACC_CPU":
+			j = cpu / 4
+		case "PACC_CPU":
+			j = cpu * 3 / 4
+		case "GPU Energy":
+			j = e[1] // nJ: moves with every window, as on real Macs
+		case "GPU0":
+			j = eb[1]
+		case "ANE":
+			j = eb[2]
+		case "DRAM":
+			j = dram
+		}
+		values[i] = int64(math.Floor(j / unitJoules(c.Unit)))
+	}
+	return nil
+}
+
+func unitJoules(u string) float64 {
+	return map[string]float64{"mJ": 1e-3, "uJ": 1e-6, "nJ": 1e-9}[u]
+}
+
+// SystemPower reads the fake system's power now.
+func (f *IOReport) SystemPower() (float64, bool) {
+	if f.mode == "no-smc" {
+		return 0, false
+	}
+	return SystemPower(f.now()), true
+}
+
+// Machine names a Mac.
+func (f *IOReport) Machine() (string, string) { return "Mac14,14", "24F74" }
+
+// Close closes the fake.
+func (f *IOReport) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}

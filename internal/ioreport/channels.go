@@ -1,0 +1,136 @@
+// Package ioreport reads the energy counters of IOReport's "Energy Model"
+// group and the SMC's system power (key PSTR), in process and without
+// root: the readings that powermetrics itself makes and writes out as XML.
+//
+// The part that needs a Mac is thin (lib_darwin.go): it hands a plain
+// snapshot (the channels' names and units once, then their cumulative
+// integer counters; the SMC's power in watts) to the code here, which runs
+// and is tested everywhere: which channels make which component, their
+// units, a window's energy as the exact difference of two readings, the
+// system's energy by the trapezoid over its readings, and what the
+// counters' habits mean for the numbers (quirks).
+package ioreport
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/exopower/exopower/internal/power"
+)
+
+// Group is the IOReport group whose channels exopower reads.
+const Group = "Energy Model"
+
+// Channel is one channel as IOReport names it.
+type Channel struct {
+	Group, Subgroup, Name string
+	// Unit is the channel's unit label as IOReport gives it (mJ, uJ, nJ).
+	Unit string
+}
+
+// Rail is a component that channels carry energy of.
+type Rail int
+
+// The rails, in the order of power.Values.
+const (
+	CPU Rail = iota
+	GPU
+	ANE
+	DRAM
+	rails
+)
+
+func (r Rail) String() string { return [...]string{"CPU", "GPU", "ANE", "DRAM"}[r] }
+
+// Channels are read by exact name: a name that merely contains CPU or GPU
+// is another measure of the same energy (a cluster, a core, a second GPU
+// channel), and summing them counts it twice. Each rail takes the most
+// aggregate name present: CPU Energy, else the dies' DIE_<n>_CPU Energy
+// (Ultra chips); GPU Energy only (GPU0, GPU0_0 carry the same energy
+// again); ANE, else ANE0, else the ANE0_<n>; DRAM, else DRAM0, else the
+// DRAM0_<n>.
+var (
+	dieCPU  = regexp.MustCompile(`^DIE_[0-9]+_CPU Energy$`)
+	aneN    = regexp.MustCompile(`^ANE0_[0-9]+$`)
+	dramN   = regexp.MustCompile(`^DRAM0_[0-9]+$`)
+	choices = [rails][]func(string) bool{
+		CPU:  {exactly("CPU Energy"), dieCPU.MatchString},
+		GPU:  {exactly("GPU Energy")},
+		ANE:  {exactly("ANE"), exactly("ANE0"), aneN.MatchString},
+		DRAM: {exactly("DRAM"), exactly("DRAM0"), dramN.MatchString},
+	}
+)
+
+func exactly(name string) func(string) bool { return func(s string) bool { return s == name } }
+
+// joules is what one unit of each label is, in joules.
+var joules = map[string]float64{"mJ": 1e-3, "uJ": 1e-6, "µJ": 1e-6, "nJ": 1e-9, "pJ": 1e-12}
+
+// Plan is what a reading of a subscription's channels is made of: which
+// channels each rail sums, and each one's unit in joules. It is made once,
+// when subscribing: a reading's work is then a walk over a slice.
+type Plan struct {
+	// Channels are the subscription's, in the order of every reading.
+	Channels []Channel
+	terms    [rails][]term
+	// Has says which rails the channels carry.
+	Has power.Reported
+	// Warnings say what was left out, and why.
+	Warnings []string
+}
+
+// term is a channel that a rail sums: its place in a reading, and its
+// unit in joules.
+type term struct {
+	index int
+	scale float64
+}
+
+// NewPlan classifies the channels of a subscription to the Energy Model
+// group. Channels of other groups, and of no rail, are ignored; a
+// channel of a rail whose unit is unknown is left out with a warning,
+// never guessed.
+func NewPlan(channels []Channel) Plan {
+	p := Plan{Channels: channels}
+	for r := range rails {
+		for _, matches := range choices[r] {
+			for i, c := range channels {
+				if c.Group != Group || !matches(c.Name) {
+					continue
+				}
+				scale, ok := joules[strings.TrimSpace(c.Unit)]
+				if !ok {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("IOReport channel %q is in a unit exopower does not know (%q): left out of the %s's energy", c.Name, c.Unit, r))
+					continue
+				}
+				p.terms[r] = append(p.terms[r], term{i, scale})
+			}
+			if len(p.terms[r]) > 0 {
+				break // the most aggregate name present
+			}
+		}
+	}
+	p.Has = power.Reported{CPU: len(p.terms[CPU]) > 0, GPU: len(p.terms[GPU]) > 0, ANE: len(p.terms[ANE]) > 0, DRAM: len(p.terms[DRAM]) > 0}
+	return p
+}
+
+// Energy is each rail's energy between two readings of the plan's
+// channels, in joules, from the counters' exact differences, and whether
+// every counter it reads moved forward (or stayed). A counter that went
+// back (the counters were reset) makes ok false.
+func (p *Plan) Energy(before, after []int64) (e [rails]float64, moved [rails]bool, ok bool) {
+	for r := range rails {
+		for _, t := range p.terms[r] {
+			d := after[t.index] - before[t.index]
+			if d < 0 {
+				return e, moved, false
+			}
+			if d > 0 {
+				moved[r] = true
+			}
+			e[r] += float64(d) * t.scale
+		}
+	}
+	return e, moved, true
+}

@@ -1,0 +1,292 @@
+//go:build darwin
+
+package ioreport
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
+)
+
+// The bindings: IOReport, CoreFoundation and IOKit through purego, so that
+// exopower builds for macOS without cgo. They hand the code of this
+// package plain values and keep nothing of Core Foundation's past a call
+// but the subscription. The libraries are opened once and never closed.
+// This file has not run on a Mac in this project's tests: everything
+// above it is tested on recorded readings and a fake.
+
+const (
+	rtldNow      = purego.RTLD_NOW | purego.RTLD_GLOBAL
+	utf8Encoding = 0x08000100 // kCFStringEncodingUTF8
+)
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+
+	// CoreFoundation.
+	cfStringCreateWithCString     func(alloc uintptr, s string, enc uint32) uintptr
+	cfStringGetCString            func(s uintptr, buf *byte, size int64, enc uint32) bool
+	cfArrayGetCount               func(a uintptr) int64
+	cfArrayGetValueAtIndex        func(a uintptr, i int64) uintptr
+	cfDictionaryGetValue          func(d, key uintptr) uintptr
+	cfDictionaryGetCount          func(d uintptr) int64
+	cfDictionaryCreateMutableCopy func(alloc uintptr, capacity int64, d uintptr) uintptr
+	cfRelease                     func(cf uintptr)
+
+	// IOReport.
+	iorCopyChannelsInGroup func(group, subgroup uintptr, a, b, c uint64) uintptr
+	iorCreateSubscription  func(a, desired uintptr, subscribed *uintptr, id uint64, e uintptr) uintptr
+	iorCreateSamples       func(sub, channels, e uintptr) uintptr
+	iorChannelGetGroup     func(ch uintptr) uintptr
+	iorChannelGetSubGroup  func(ch uintptr) uintptr
+	iorChannelGetName      func(ch uintptr) uintptr
+	iorChannelGetUnitLabel func(ch uintptr) uintptr
+	iorSimpleGetInteger    func(ch uintptr, unit *uint64) int64
+
+	// IOKit, for the SMC.
+	ioServiceMatching            func(name string) uintptr
+	ioServiceGetMatchingServices func(mainPort uint32, matching uintptr, it *uint32) int32
+	ioIteratorNext               func(it uint32) uint32
+	ioRegistryEntryGetName       func(entry uint32, name *[128]byte) int32
+	ioServiceOpen                func(svc, task, typ uint32, conn *uint32) int32
+	ioConnectCallStructMethod    func(conn, sel uint32, in unsafe.Pointer, inSize uintptr, out unsafe.Pointer, outSize *uintptr) int32
+	ioServiceClose               func(conn uint32) int32
+	ioObjectRelease              func(obj uint32) int32
+	machTaskSelf                 func() uint32
+)
+
+// load opens the libraries and finds every function, once. A missing
+// symbol is an error, not a panic: RegisterLibFunc panics on one, so each
+// is looked up first.
+func load() error {
+	loadOnce.Do(func() {
+		libs := map[string]uintptr{}
+		for _, path := range []string{
+			"/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation",
+			"/usr/lib/libIOReport.dylib",
+			"/System/Library/Frameworks/IOKit.framework/IOKit",
+			"/usr/lib/libSystem.B.dylib",
+		} {
+			h, err := purego.Dlopen(path, rtldNow)
+			if err != nil {
+				loadErr = fmt.Errorf("open %s: %w", path, err)
+				return
+			}
+			libs[path] = h
+		}
+		cf, ior := libs["/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"], libs["/usr/lib/libIOReport.dylib"]
+		iokit, sys := libs["/System/Library/Frameworks/IOKit.framework/IOKit"], libs["/usr/lib/libSystem.B.dylib"]
+		for _, f := range []struct {
+			lib  uintptr
+			fptr any
+			name string
+		}{
+			{cf, &cfStringCreateWithCString, "CFStringCreateWithCString"},
+			{cf, &cfStringGetCString, "CFStringGetCString"},
+			{cf, &cfArrayGetCount, "CFArrayGetCount"},
+			{cf, &cfArrayGetValueAtIndex, "CFArrayGetValueAtIndex"},
+			{cf, &cfDictionaryGetValue, "CFDictionaryGetValue"},
+			{cf, &cfDictionaryGetCount, "CFDictionaryGetCount"},
+			{cf, &cfDictionaryCreateMutableCopy, "CFDictionaryCreateMutableCopy"},
+			{cf, &cfRelease, "CFRelease"},
+			{ior, &iorCopyChannelsInGroup, "IOReportCopyChannelsInGroup"},
+			{ior, &iorCreateSubscription, "IOReportCreateSubscription"},
+			{ior, &iorCreateSamples, "IOReportCreateSamples"},
+			{ior, &iorChannelGetGroup, "IOReportChannelGetGroup"},
+			{ior, &iorChannelGetSubGroup, "IOReportChannelGetSubGroup"},
+			{ior, &iorChannelGetName, "IOReportChannelGetChannelName"},
+			{ior, &iorChannelGetUnitLabel, "IOReportChannelGetUnitLabel"},
+			{ior, &iorSimpleGetInteger, "IOReportSimpleGetIntegerValue"},
+			{iokit, &ioServiceMatching, "IOServiceMatching"},
+			{iokit, &ioServiceGetMatchingServices, "IOServiceGetMatchingServices"},
+			{iokit, &ioIteratorNext, "IOIteratorNext"},
+			{iokit, &ioRegistryEntryGetName, "IORegistryEntryGetName"},
+			{iokit, &ioServiceOpen, "IOServiceOpen"},
+			{iokit, &ioConnectCallStructMethod, "IOConnectCallStructMethod"},
+			{iokit, &ioServiceClose, "IOServiceClose"},
+			{iokit, &ioObjectRelease, "IOObjectRelease"},
+			{sys, &machTaskSelf, "mach_task_self"},
+		} {
+			if _, err := purego.Dlsym(f.lib, f.name); err != nil {
+				loadErr = fmt.Errorf("%s: %w", f.name, err)
+				return
+			}
+			purego.RegisterLibFunc(f.fptr, f.lib, f.name)
+		}
+	})
+	return loadErr
+}
+
+// cfString makes a CFString of s; the caller releases it.
+func cfString(s string) uintptr { return cfStringCreateWithCString(0, s, utf8Encoding) }
+
+// goString reads a CFString; "" for none.
+func goString(s uintptr) string {
+	if s == 0 {
+		return ""
+	}
+	var buf [256]byte
+	if !cfStringGetCString(s, &buf[0], int64(len(buf)), utf8Encoding) {
+		return ""
+	}
+	for i, b := range buf {
+		if b == 0 {
+			return string(buf[:i])
+		}
+	}
+	return string(buf[:])
+}
+
+// library is IOReport's Energy Model group, subscribed, and the SMC.
+type library struct {
+	sub, channels uintptr // the subscription, and the channels it reads
+	keyChannels   uintptr // the CFString "IOReportChannels"
+	n             int
+	smc           uint32 // the SMC's connection; 0 where it did not open
+	pstr          systemPower
+}
+
+// Open subscribes to IOReport's Energy Model group and opens the SMC. An
+// SMC that does not open is no error: the system's power is then not
+// read (a virtual machine has none).
+func Open() (Library, error) {
+	if err := load(); err != nil {
+		return nil, fmt.Errorf("IOReport: %w", err)
+	}
+	l := &library{keyChannels: cfString("IOReportChannels")}
+	l.smc = openSMC()
+	l.pstr = systemPower{call: l.callSMC}
+	return l, nil
+}
+
+// Subscribe subscribes to the Energy Model group and names its channels.
+func (l *library) Subscribe() ([]Channel, error) {
+	group := cfString(Group)
+	all := iorCopyChannelsInGroup(group, 0, 0, 0, 0)
+	cfRelease(group)
+	if all == 0 {
+		return nil, errors.New("IOReport has no Energy Model group here")
+	}
+	l.channels = cfDictionaryCreateMutableCopy(0, cfDictionaryGetCount(all), all)
+	cfRelease(all)
+	var subscribed uintptr
+	l.sub = iorCreateSubscription(0, l.channels, &subscribed, 0, 0)
+	if subscribed != 0 {
+		cfRelease(subscribed)
+	}
+	if l.sub == 0 {
+		return nil, errors.New("IOReport refused the subscription to its Energy Model group")
+	}
+	sample := iorCreateSamples(l.sub, l.channels, 0)
+	if sample == 0 {
+		return nil, errors.New("IOReport gave no sample of its Energy Model group")
+	}
+	defer cfRelease(sample)
+	items := cfDictionaryGetValue(sample, l.keyChannels)
+	l.n = int(cfArrayGetCount(items))
+	channels := make([]Channel, l.n)
+	for i := range channels {
+		ch := cfArrayGetValueAtIndex(items, int64(i))
+		channels[i] = Channel{Group: goString(iorChannelGetGroup(ch)), Subgroup: goString(iorChannelGetSubGroup(ch)),
+			Name: goString(iorChannelGetName(ch)), Unit: goString(iorChannelGetUnitLabel(ch))}
+	}
+	return channels, nil
+}
+
+// Read takes a sample and reads each channel's cumulative counter: the
+// samples hold the counters themselves, and their differences are made
+// in Go. A channel with no simple value reads 0.
+func (l *library) Read(values []int64) error {
+	sample := iorCreateSamples(l.sub, l.channels, 0)
+	if sample == 0 {
+		return errors.New("IOReport gave no sample")
+	}
+	defer cfRelease(sample)
+	items := cfDictionaryGetValue(sample, l.keyChannels)
+	if n := int(cfArrayGetCount(items)); n != len(values) {
+		return fmt.Errorf("IOReport gave %d channels, where it had %d", n, len(values))
+	}
+	for i := range values {
+		v := iorSimpleGetInteger(cfArrayGetValueAtIndex(items, int64(i)), nil)
+		if v == -1<<63 { // INT64_MIN: not a simple channel
+			v = 0
+		}
+		values[i] = v
+	}
+	return nil
+}
+
+// SystemPower reads PSTR.
+func (l *library) SystemPower() (float64, bool) {
+	if l.smc == 0 {
+		return 0, false
+	}
+	return l.pstr.read()
+}
+
+// Machine names the machine from sysctl.
+func (l *library) Machine() (string, string) {
+	hw, _ := unix.Sysctl("hw.model")
+	build, _ := unix.Sysctl("kern.osversion")
+	return hw, build
+}
+
+// Close releases the subscription and closes the SMC.
+func (l *library) Close() error {
+	for _, cf := range []uintptr{l.sub, l.channels, l.keyChannels} {
+		if cf != 0 {
+			cfRelease(cf)
+		}
+	}
+	l.sub, l.channels, l.keyChannels = 0, 0, 0
+	if l.smc != 0 {
+		ioServiceClose(l.smc)
+		l.smc = 0
+	}
+	return nil
+}
+
+// openSMC opens AppleSMC, preferring its AppleSMCKeysEndpoint on Apple
+// Silicon; 0 where it does not open.
+func openSMC() uint32 {
+	var it uint32
+	if ioServiceGetMatchingServices(0, ioServiceMatching("AppleSMC"), &it) != 0 || it == 0 {
+		return 0
+	}
+	defer ioObjectRelease(it)
+	var services []uint32
+	for s := ioIteratorNext(it); s != 0; s = ioIteratorNext(it) {
+		var name [128]byte
+		if ioRegistryEntryGetName(s, &name) == 0 && string(name[:len("AppleSMCKeysEndpoint")]) == "AppleSMCKeysEndpoint" {
+			services = append([]uint32{s}, services...)
+		} else {
+			services = append(services, s)
+		}
+	}
+	var conn uint32
+	task := machTaskSelf()
+	for _, s := range services {
+		if conn == 0 && ioServiceOpen(s, task, 0, &conn) != 0 {
+			conn = 0
+		}
+		ioObjectRelease(s)
+	}
+	return conn
+}
+
+// callSMC is one call of the SMC's selector.
+func (l *library) callSMC(in, out *smcParam) error {
+	size := unsafe.Sizeof(*out)
+	if kr := ioConnectCallStructMethod(l.smc, smcSelector, unsafe.Pointer(in), unsafe.Sizeof(*in), unsafe.Pointer(out), &size); kr != 0 {
+		return fmt.Errorf("IOConnectCallStructMethod: %#x", uint32(kr))
+	}
+	if size != unsafe.Sizeof(*out) {
+		return fmt.Errorf("the SMC answered %d bytes", size)
+	}
+	return nil
+}

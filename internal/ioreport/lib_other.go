@@ -1,0 +1,13 @@
+//go:build !darwin
+
+package ioreport
+
+import (
+	"errors"
+	"runtime"
+)
+
+// Open fails: IOReport and the SMC are macOS's.
+func Open() (Library, error) {
+	return nil, errors.New("IOReport is macOS's, and this is " + runtime.GOOS)
+}

@@ -1,0 +1,231 @@
+package ioreport
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/exopower/exopower/internal/power"
+)
+
+// RecordingType is the "type" of a recording's first line.
+const RecordingType = "ioreport-recording"
+
+// Header is a recording's first line.
+type Header struct {
+	Type            string  `json:"type"` // RecordingType
+	SchemaVersion   int     `json:"schema_version"`
+	HWModel         string  `json:"hw_model"`
+	OSBuild         string  `json:"os_build"`
+	IntervalSeconds float64 `json:"interval_seconds"`
+}
+
+// line is a reading as a recording holds it: each channel as [group,
+// subgroup, name, unit label, raw cumulative integer], and the SMC's keys
+// decoded (no smc where the SMC did not answer).
+type line struct {
+	MonoNS   int64              `json:"mono_ns"`
+	UnixNS   int64              `json:"unix_ns"`
+	Channels []json.RawMessage  `json:"channels"`
+	SMC      map[string]float64 `json:"smc,omitempty"`
+}
+
+// Recorder writes what a source read, a line per reading, as JSON lines.
+type Recorder struct {
+	w        *bufio.Writer
+	channels []Channel
+}
+
+// NewRecorder writes the header to w; channels are the subscription's.
+func NewRecorder(w io.Writer, h Header, channels []Channel) (*Recorder, error) {
+	h.Type, h.SchemaVersion = RecordingType, 1
+	rec := &Recorder{w: bufio.NewWriter(w), channels: channels}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	rec.w.Write(append(b, '\n'))
+	return rec, rec.w.Flush()
+}
+
+// Write writes one reading, whose mono_ns counts from origin.
+func (rec *Recorder) Write(r Reading, origin time.Time) error {
+	b := bytes.NewBuffer(nil)
+	fmt.Fprintf(b, `{"mono_ns":%d,"unix_ns":%d,"channels":[`, r.At.Sub(origin).Nanoseconds(), r.Unix.UnixNano())
+	for i, c := range rec.channels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		names, _ := json.Marshal([]string{c.Group, c.Subgroup, c.Name, c.Unit})
+		b.Write(names[:len(names)-1])
+		fmt.Fprintf(b, ",%d]", r.Values[i])
+	}
+	b.WriteByte(']')
+	if r.HasSystem {
+		p, _ := json.Marshal(r.System)
+		fmt.Fprintf(b, `,"smc":{"PSTR":%s}`, p)
+	}
+	b.WriteString("}\n")
+	if _, err := rec.w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return rec.w.Flush()
+}
+
+// RecordingError is a line of a recording that could not be read: its
+// reading is lost; the recording goes on. It is a power.Refusal.
+type RecordingError struct {
+	Line int
+	Err  error
+}
+
+func (e *RecordingError) Error() string      { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *RecordingError) Unwrap() error      { return e.Err }
+func (e *RecordingError) Reason() string     { return "malformed" }
+func (e *RecordingError) Ends() bool         { return false }
+func (e *RecordingError) Unmeasurable() bool { return false }
+func (e *RecordingError) Cut() bool          { return false }
+
+// ErrNotRecording says that a file does not start with a recording's
+// header.
+var ErrNotRecording = errors.New("not an IOReport recording: its first line is not {\"type\":\"ioreport-recording\",...}")
+
+// Recording reads a recording as a stream of windows: a sampler.Source
+// whose windows sit where their readings were taken (mono_ns), from the
+// first reading's wall-clock time.
+type Recording struct {
+	sc     *bufio.Scanner
+	header Header
+	n      int // lines read
+	origin time.Time
+	plan   Plan
+	w      windows
+}
+
+// MaxLine bounds a recording's line: 364 channels take about 25 KB.
+const MaxLine = 4 << 20
+
+// IsRecording says whether b, the start of a file, is an IOReport
+// recording's.
+func IsRecording(b []byte) bool {
+	var h struct {
+		Type string `json:"type"`
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return json.Unmarshal(first, &h) == nil && h.Type == RecordingType
+}
+
+// NewRecording reads r's header.
+func NewRecording(r io.Reader) (*Recording, error) {
+	rec := &Recording{sc: bufio.NewScanner(r)}
+	rec.sc.Buffer(make([]byte, 64<<10), MaxLine)
+	if !rec.sc.Scan() {
+		if err := rec.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotRecording
+	}
+	rec.n = 1
+	if err := json.Unmarshal(rec.sc.Bytes(), &rec.header); err != nil || rec.header.Type != RecordingType {
+		return nil, ErrNotRecording
+	}
+	if rec.header.SchemaVersion != 1 {
+		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1", rec.header.SchemaVersion)
+	}
+	rec.w.plan = &rec.plan
+	return rec, nil
+}
+
+// Header is the recording's first line.
+func (rec *Recording) Header() Header { return rec.header }
+
+// Warnings say what of the channels was left out, and why.
+func (rec *Recording) Warnings() []string { return rec.plan.Warnings }
+
+// Next returns the window that ends at the next reading, a
+// *RecordingError for a line that cannot be read, a *power.BreakError
+// where the counters went back or the channels changed, and io.EOF at
+// the end.
+func (rec *Recording) Next() (power.Sample, error) {
+	for rec.sc.Scan() {
+		rec.n++
+		if len(bytes.TrimSpace(rec.sc.Bytes())) == 0 {
+			continue
+		}
+		r, channels, err := rec.parse(rec.sc.Bytes())
+		if err != nil {
+			return power.Sample{}, &RecordingError{Line: rec.n, Err: err}
+		}
+		if !slices.Equal(channels, rec.plan.Channels) {
+			started := rec.plan.Channels != nil
+			rec.plan = NewPlan(channels)
+			rec.w = windows{plan: &rec.plan}
+			if started {
+				rec.w.next(r)
+				return power.Sample{}, &power.BreakError{Source: Name, Err: fmt.Errorf("the channels changed at line %d", rec.n)}
+			}
+		}
+		s, ok, err := rec.w.next(r)
+		if err != nil || ok {
+			s.HWModel, s.OSBuild = rec.header.HWModel, rec.header.OSBuild
+			return s, err
+		}
+	}
+	if err := rec.sc.Err(); err != nil {
+		return power.Sample{}, err
+	}
+	return power.Sample{}, io.EOF
+}
+
+// parse reads one line.
+func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Reading{}, nil, err
+	}
+	if rec.origin.IsZero() {
+		rec.origin = time.Unix(0, l.UnixNS).Add(-time.Duration(l.MonoNS))
+	}
+	r := Reading{At: rec.origin.Add(time.Duration(l.MonoNS)), Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels))}
+	channels := make([]Channel, len(l.Channels))
+	for i, raw := range l.Channels {
+		var f []json.RawMessage
+		if err := json.Unmarshal(raw, &f); err != nil || len(f) != 5 {
+			return r, nil, fmt.Errorf("channel %d is not [group, subgroup, name, unit, value]", i)
+		}
+		var names [4]string
+		for k := range names {
+			if err := json.Unmarshal(f[k], &names[k]); err != nil {
+				return r, nil, fmt.Errorf("channel %d: %s is not a string", i, f[k])
+			}
+		}
+		v, err := strconv.ParseInt(string(f[4]), 10, 64)
+		if err != nil {
+			return r, nil, fmt.Errorf("channel %q: %s is not a whole number", names[2], f[4])
+		}
+		channels[i], r.Values[i] = Channel{names[0], names[1], names[2], names[3]}, v
+	}
+	if p, ok := l.SMC["PSTR"]; ok {
+		if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > power.MaxSystemWatts {
+			return r, nil, fmt.Errorf("PSTR %v W is no system power", p)
+		}
+		r.System, r.HasSystem = p, true
+	}
+	return r, channels, nil
+}
+
+// CanRequestSample is false: a recording takes no requests.
+func (rec *Recording) CanRequestSample() bool { return false }
+
+// RequestSample cannot be done.
+func (rec *Recording) RequestSample() error { return errors.ErrUnsupported }
+
+// Stop does nothing: the caller closes the reader.
+func (rec *Recording) Stop() error { return nil }

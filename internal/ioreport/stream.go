@@ -1,0 +1,162 @@
+package ioreport
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/exopower/exopower/internal/power"
+)
+
+// Library is the part of reading that needs a Mac: IOReport's counters
+// and the SMC, as plain values. Open gives the real one on macOS; tests
+// and the fake give others.
+type Library interface {
+	// Subscribe subscribes to the Energy Model group and returns its
+	// channels, in the order every Read gives their counters.
+	Subscribe() ([]Channel, error)
+	// Read reads every subscribed channel's cumulative counter into
+	// values (as long as Subscribe's channels).
+	Read(values []int64) error
+	// SystemPower reads the SMC's system power, in watts; ok is false
+	// where the SMC does not answer (a virtual machine).
+	SystemPower() (watts float64, ok bool)
+	// Machine names the machine: its model (Mac14,14) and macOS build.
+	Machine() (hwModel, osBuild string)
+	// Close lets go of the subscription and the SMC.
+	Close() error
+}
+
+// Stream reads a Library at each interval, and at once when asked, and
+// yields a window per reading: a sampler.Source.
+type Stream struct {
+	lib      Library
+	plan     Plan
+	interval time.Duration
+	now      func() time.Time
+	hw, os   string
+
+	w        windows
+	bufs     [2][]int64 // a reading's counters, and the one before's
+	flip     int
+	next     time.Time // when the next reading is due
+	requests chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+
+	// mu keeps Stop from closing the library under a reading.
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewStream subscribes to lib's channels and takes the first reading,
+// from which the first window runs. now is the monotonic clock (time.Now
+// when nil).
+func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stream, error) {
+	if now == nil {
+		now = time.Now
+	}
+	channels, err := lib.Subscribe()
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{lib: lib, plan: NewPlan(channels), interval: interval, now: now,
+		requests: make(chan struct{}, 1), stop: make(chan struct{})}
+	if !s.plan.Has.CPU && !s.plan.Has.GPU && !s.plan.Has.ANE {
+		lib.Close()
+		return nil, errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
+	}
+	s.w.plan = &s.plan
+	s.bufs = [2][]int64{make([]int64, len(channels)), make([]int64, len(channels))}
+	s.hw, s.os = lib.Machine()
+	first, err := s.read()
+	if err != nil {
+		lib.Close()
+		return nil, err
+	}
+	s.w.next(first)
+	s.next = first.At.Add(interval)
+	return s, nil
+}
+
+// Warnings say what of the channels was left out, and why.
+func (s *Stream) Warnings() []string { return s.plan.Warnings }
+
+// read takes a reading of every channel and of the SMC.
+func (s *Stream) read() (Reading, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Reading{}, io.EOF
+	}
+	// Two buffers, in turn: the windows keep the reading before.
+	s.flip ^= 1
+	r := Reading{Values: s.bufs[s.flip]}
+	if err := s.lib.Read(r.Values); err != nil {
+		return r, err
+	}
+	r.System, r.HasSystem = s.lib.SystemPower()
+	r.At = s.now()
+	r.Unix = time.Now()
+	return r, nil
+}
+
+// Next waits for the next reading (at the interval, or at once when one
+// was asked for) and returns the window since the one before. It returns
+// io.EOF once the stream is stopped, and a *power.BreakError where a
+// counter went back.
+func (s *Stream) Next() (power.Sample, error) {
+	for {
+		t := time.NewTimer(s.next.Sub(s.now()))
+		select {
+		case <-s.stop:
+			t.Stop()
+			return power.Sample{}, io.EOF
+		case <-s.requests:
+			t.Stop()
+		case <-t.C:
+		}
+		r, err := s.read()
+		if err != nil {
+			return power.Sample{}, err
+		}
+		// The next window runs from this reading, as powermetrics's run
+		// from the one a request ended.
+		s.next = r.At.Add(s.interval)
+		smp, ok, err := s.w.next(r)
+		if err != nil {
+			return power.Sample{}, err
+		}
+		if ok {
+			smp.HWModel, smp.OSBuild = s.hw, s.os
+			return smp, nil
+		}
+	}
+}
+
+// CanRequestSample is true: a reading can be taken at any moment.
+func (s *Stream) CanRequestSample() bool { return true }
+
+// RequestSample asks for a reading now: a span's edge is a reading of its
+// own, not the nearest window's.
+func (s *Stream) RequestSample() error {
+	select {
+	case s.requests <- struct{}{}:
+	default: // one is asked for already
+	}
+	return nil
+}
+
+// Stop ends the stream and lets go of the library.
+func (s *Stream) Stop() error {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
+		s.stopErr = s.lib.Close()
+	})
+	return s.stopErr
+}
