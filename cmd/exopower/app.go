@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/source"
 )
 
@@ -43,15 +45,21 @@ whole machine at the wall.`,
 // commonOptions are the flags every measuring command takes.
 type commonOptions struct {
 	interval     time.Duration
+	source       string
 	powermetrics string
 	json         bool
 }
 
 func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration) {
 	c.Flags().DurationVarP(&o.interval, "interval", "i", defaultInterval, "sample interval, such as 100ms or 1s")
+	c.Flags().StringVar(&o.source, "source", source.Auto, "what to read: powermetrics (as root: the SoC), ioreport (no root: the SoC, memory and the whole system), or auto: powermetrics as root, else ioreport")
 	addPowermetricsFlag(c, &o.powermetrics)
 	addJSONFlag(c, &o.json)
 }
+
+// openIOReport opens IOReport and the SMC; nil is the real ones. The
+// tests give a fake, which lets --source ioreport run on Linux.
+var openIOReport func() (ioreport.Library, error)
 
 func addPowermetricsFlag(c *cobra.Command, dst *string) {
 	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+source.DefaultPath+")")
@@ -61,10 +69,11 @@ func addJSONFlag(c *cobra.Command, dst *bool) {
 	c.Flags().BoolVar(dst, "json", false, "write JSON to stdout")
 }
 
-// source says how to start the source for the exopower command line
-// rerun, for hints.
-func (o *commonOptions) source(getenv func(string) string, rerun string) source.Options {
-	return source.Options{Path: powermetricsPath(o.powermetrics, getenv), Interval: o.interval, Rerun: rerun}
+// sourceOptions says how to start the source for the exopower command
+// line rerun, for hints.
+func (o *commonOptions) sourceOptions(getenv func(string) string, rerun string) source.Options {
+	return source.Options{Kind: o.source, IOReport: openIOReport, EUID: os.Geteuid(),
+		Path: powermetricsPath(o.powermetrics, getenv), Interval: o.interval, Rerun: rerun}
 }
 
 // powermetricsPath is the --powermetrics flag, else $EXOPOWER_POWERMETRICS,
@@ -96,7 +105,7 @@ func (o *commonOptions) validate() error {
 	if o.interval%time.Millisecond != 0 {
 		return cli.Fail(fmt.Errorf("--interval %v is not a whole number of milliseconds", o.interval), "powermetrics takes whole milliseconds, such as 100ms")
 	}
-	return nil
+	return source.Options{Kind: o.source, IOReport: openIOReport}.Check()
 }
 
 // newDebugArgsCmd prints the powermetrics arguments exopower uses, so that

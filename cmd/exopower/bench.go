@@ -193,7 +193,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 // first run: a node that does not answer is known then, not in the
 // middle of the runs.
 func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, error) {
-	opts := o.source(s.Getenv, "exopower bench "+output.ShellQuote(o.commands))
+	opts := o.sourceOptions(s.Getenv, "exopower bench "+output.ShellQuote(o.commands))
 	const nothing = "interrupted before the first run; nothing was measured"
 	if o.nodes.Given() {
 		members, skipped, err := connect(ctx, s, o.nodes.setup(s, opts), nothing)

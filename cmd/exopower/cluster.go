@@ -68,7 +68,7 @@ func begin(ctx context.Context, s *cli.Streams, setup cluster.Setup) ([]cluster.
 // runCluster measures the command over several Macs: a span on every node,
 // opened before the command starts and ended after it exits, all at once.
 func (o *runOptions) runCluster(ctx context.Context, s *cli.Streams, cmd child.Command) error {
-	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.source(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv))))
+	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.sourceOptions(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv))))
 	if err != nil {
 		return err
 	}

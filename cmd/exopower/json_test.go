@@ -13,13 +13,13 @@ import (
 // API, checked there), as the JSON reference (docs/json.md) shows them.
 var readmeShapes = []jsondoc.Shape{
 	// A bench run's nodes are the nodes of run --node, shown there.
-	{Names: []string{"bench"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"}},
+	{Names: []string{"bench", "bench-ioreport"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"}},
 	{Names: []string{"samples-window"}, Type: output.SampleRow{}},
 	{Names: []string{"version"}, Type: versionInfo{}},
 }
 
 func TestTheJSONReferenceShowsWhatTheCommandsWrite(t *testing.T) {
 	jsondoc.TestReference(t, readmeShapes, func(name string) bool {
-		return name == "bench" || name == "samples-window" || name == "version"
+		return name == "bench" || name == "bench-ioreport" || name == "samples-window" || name == "version"
 	})
 }

@@ -16,12 +16,25 @@ import (
 
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/heavytest"
+	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/wire"
 )
 
 // TestMain makes the test binary stand in for exopower, the fake
 // powermetrics and the scripts' helpers, by the name it is run under.
+// Run as exopower with EXOPOWER_FAKE_IOREPORT set, it reads the fake
+// IOReport (over FAKEPM_PROFILE, as FAKEPM_IOREPORT says) for --source
+// ioreport.
 func TestMain(m *testing.M) {
+	if os.Getenv("EXOPOWER_FAKE_IOREPORT") != "" {
+		openIOReport = func() (ioreport.Library, error) {
+			prof, err := fakepm.ParseProfile(os.Getenv("FAKEPM_PROFILE"))
+			if err != nil {
+				return nil, err
+			}
+			return fakepm.NewIOReport(prof, os.Getenv("FAKEPM_IOREPORT"), nil), nil
+		}
+	}
 	testscript.Main(m, map[string]func(){
 		"exopower":          main,
 		"fake-powermetrics": func() { os.Exit(fakepm.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },

@@ -68,7 +68,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	meter, err := source.Start(startCtx, o.source(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv)))
+	meter, err := source.Start(startCtx, o.sourceOptions(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv)))
 	if err != nil {
 		stopStart()
 		return err

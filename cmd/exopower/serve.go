@@ -73,7 +73,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	defer ln.Close()
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	opts := o.source(s.Getenv, "exopower serve")
+	opts := o.sourceOptions(s.Getenv, "exopower serve")
 	opts.Grace = serveGrace
 	meter, sup, err := source.Supervised(startCtx, opts)
 	stopStart()

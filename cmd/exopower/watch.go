@@ -156,7 +156,7 @@ func streamSource(meter *sampler.Sampler) wire.Source {
 // start starts powermetrics, or follows the stream named by --from.
 func (o *watchOptions) start(ctx context.Context, s *cli.Streams) (*sampler.Sampler, error) {
 	if o.from == "" {
-		return source.Start(ctx, o.source(s.Getenv, "exopower watch"))
+		return source.Start(ctx, o.sourceOptions(s.Getenv, "exopower watch"))
 	}
 	in, regular, err := s.OpenLive(o.from)
 	if err != nil {
@@ -183,7 +183,7 @@ type nodeLine struct {
 // node streams its windows; a span on each, opened at the start and
 // ended at the end, makes the summary, as in run --node.
 func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
-	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.source(s.Getenv, "exopower watch")))
+	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.sourceOptions(s.Getenv, "exopower watch")))
 	if err != nil {
 		return err
 	}

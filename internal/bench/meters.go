@@ -58,7 +58,7 @@ func (m *StreamMeter) Idle(ctx context.Context, d time.Duration, sleep func(time
 			to = end
 		}
 		if p := to.Sub(from); p > 0 {
-			parts = append(parts, Window{Seconds: p.Seconds(), Watts: w.Power.Total})
+			parts = append(parts, Window{Seconds: p.Seconds(), Watts: w.Power.Total, SystemWatts: w.Power.System, HasSystem: w.Has.System})
 		}
 	}
 	return IdleSpan{Idle: NewIdle(span.Start, end.Sub(span.Start), parts), Windows: parts}, nil
@@ -126,14 +126,18 @@ func (n *NodesMeter) Idle(ctx context.Context, d time.Duration, sleep func(time.
 		}
 		// Each node's power over its own span: a remote node's span ends
 		// when the request reaches it, not at at.
-		watts := 0.0
+		w := Window{HasSystem: true}
 		for _, ns := range n.End(ctx, at, 0, "").Nodes {
 			if s := float64(ns.DurationSeconds); s > 0 {
-				watts += float64(ns.EnergyJoules.Total) / s
+				w.Watts += float64(ns.EnergyJoules.Total) / s
+				if sys := ns.EnergyJoules.System; sys != nil {
+					w.SystemWatts += float64(*sys) / s
+				}
 			}
+			w.HasSystem = w.HasSystem && ns.EnergyJoules.System != nil
 		}
-		if s := at.Sub(from).Seconds(); s > 0 {
-			parts = append(parts, Window{Seconds: s, Watts: watts})
+		if w.Seconds = at.Sub(from).Seconds(); w.Seconds > 0 {
+			parts = append(parts, w)
 		}
 	}
 	return IdleSpan{Idle: NewIdle(start, time.Since(start), parts), Windows: parts}, err

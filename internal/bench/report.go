@@ -43,7 +43,10 @@ type Baseline struct {
 	// StandardErrorWatts is the standard error of PowerWatts; null when
 	// too few windows give one.
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
-	Before             *Idle     `json:"before"`
+	// SystemPowerWatts is the whole idle Mac's power, where the source
+	// reads the SMC; null otherwise.
+	SystemPowerWatts *wire.Num `json:"system_power_watts"`
+	Before           *Idle     `json:"before"`
 	// After is null when the bench was cut short before it.
 	After *Idle `json:"after"`
 }
@@ -54,7 +57,10 @@ type Idle struct {
 	DurationSeconds    wire.Num  `json:"duration_seconds"`
 	PowerWatts         wire.Num  `json:"power_watts"`
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
-	Windows            int       `json:"windows"`
+	// SystemPowerWatts is the whole idle Mac's power; null without the
+	// system's power.
+	SystemPowerWatts *wire.Num `json:"system_power_watts"`
+	Windows          int       `json:"windows"`
 
 	// whole is the power of the windows that StandardErrorWatts is read
 	// from, those not cut short: what is compared with another span's.
@@ -62,9 +68,27 @@ type Idle struct {
 }
 
 // Window is a window's part within an idle span: its length and its
-// average power.
+// average power, the SoC's, and the whole system's where HasSystem.
 type Window struct {
 	Seconds, Watts float64
+	SystemWatts    float64
+	HasSystem      bool
+}
+
+// systemPower is the windows' system power, weighed by their lengths;
+// nil unless every window has it.
+func systemPower(ws []Window) *wire.Num {
+	var joules, secs float64
+	for _, w := range ws {
+		if !w.HasSystem {
+			return nil
+		}
+		joules, secs = joules+w.SystemWatts*w.Seconds, secs+w.Seconds
+	}
+	if secs <= 0 {
+		return nil
+	}
+	return num(joules / secs)
 }
 
 // NewIdle describes an idle span from its windows. It is nil when no
@@ -75,7 +99,7 @@ func NewIdle(started time.Time, d time.Duration, ws []Window) *Idle {
 		return nil
 	}
 	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: wire.Num(d.Seconds()),
-		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), Windows: len(ws), whole: whole}
+		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), SystemPowerWatts: systemPower(ws), Windows: len(ws), whole: whole}
 }
 
 // NewBaseline pools the windows of both idle spans. It is nil when there
@@ -86,7 +110,7 @@ func NewBaseline(before, after *Idle, ws []Window) *Baseline {
 		return nil
 	}
 	b := &Baseline{DurationSeconds: before.DurationSeconds, PowerWatts: wire.Num(m), StandardErrorWatts: num(se),
-		Before: before, After: after}
+		SystemPowerWatts: systemPower(ws), Before: before, After: after}
 	return b
 }
 

@@ -20,7 +20,7 @@ func runOf(joules, seconds float64) Run {
 func TestNetEnergyIsEnergyLessIdlePowerOverTheDuration(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	// Idle 2 W ± 0.1 W: four windows of 0.5 s at 1.9, 2.1, 1.9, 2.1 W.
-	ws := []Window{{0.5, 1.9}, {0.5, 2.1}, {0.5, 1.9}, {0.5, 2.1}}
+	ws := []Window{{Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}, {Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}}
 	before := NewIdle(t0, 2*time.Second, ws)
 	rep := NewReport(100 * time.Millisecond)
 	rep.Baseline = NewBaseline(before, nil, ws)
@@ -96,7 +96,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
-	ws := []Window{{1, 1}, {1, 3}}
+	ws := []Window{{Seconds: 1, Watts: 1}, {Seconds: 1, Watts: 3}}
 	rep := NewReport(100 * time.Millisecond)
 	rep.Baseline = NewBaseline(NewIdle(time.Now(), time.Second, ws), nil, ws)
 	rep.Results = []Result{{Command: "x", Runs: []Run{runOf(2.5, 1)}}}
@@ -107,8 +107,8 @@ func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
 }
 
 func TestBaselineDrift(t *testing.T) {
-	a := []Window{{1, 2.0}, {1, 2.1}, {1, 1.9}}
-	b := []Window{{1, 4.0}, {1, 4.1}, {1, 3.9}}
+	a := []Window{{Seconds: 1, Watts: 2.0}, {Seconds: 1, Watts: 2.1}, {Seconds: 1, Watts: 1.9}}
+	b := []Window{{Seconds: 1, Watts: 4.0}, {Seconds: 1, Watts: 4.1}, {Seconds: 1, Watts: 3.9}}
 	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
 	if _, ok := bl.Drifted(); !ok {
 		t.Error("2 W before and 4 W after, each ± 0.06 W: no drift said")
@@ -124,8 +124,8 @@ func TestBaselineDrift(t *testing.T) {
 // little, one up, the other down, which is no drift of the Mac.
 func TestEdgeWindowsRoundingIsNoDrift(t *testing.T) {
 	// 4.5 W; edge windows of 2 ms whose 9 mJ rounded to 13 mJ and 5 mJ.
-	a := []Window{{0.002, 6.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}}
-	b := []Window{{0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.1, 4.5}, {0.002, 2.5}}
+	a := []Window{{Seconds: 0.002, Watts: 6.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}}
+	b := []Window{{Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.002, Watts: 2.5}}
 	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
 	if p1, p2 := bl.Before.PowerWatts, bl.After.PowerWatts; p1 == p2 {
 		t.Fatalf("the spans' powers %v and %v: the edges should move them apart", p1, p2)
@@ -162,5 +162,35 @@ func TestMarkdown(t *testing.T) {
 	want := "| `a\\|b` | 3.000 ± 1.414 | 2.000 | 4.000 |  | 3.000 ± 1.414 | 1.000 ± 0.000 |  |\n"
 	if !strings.HasSuffix(buf.String(), want) {
 		t.Errorf("markdown:\n%s\nwant last row\n%s", buf.String(), want)
+	}
+}
+
+// The whole system's energy has its spread and its net energy against
+// the idle system's power, where every run and idle window has it.
+func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
+	sys := func(x float64) *wire.Num { n := wire.Num(x); return &n }
+	run := func(joules, system float64) Run {
+		r := runOf(joules, 1)
+		r.EnergyJoules.System = sys(system)
+		return r
+	}
+	ws := []Window{{Seconds: 1, Watts: 1, SystemWatts: 30, HasSystem: true}, {Seconds: 1, Watts: 1, SystemWatts: 34, HasSystem: true}}
+	rep := NewReport(100 * time.Millisecond)
+	rep.Baseline = NewBaseline(NewIdle(time.Now(), 2*time.Second, ws), nil, ws)
+	rep.Results = []Result{{Command: "x", Runs: []Run{run(5, 40), run(7, 44)}}}
+	rep.Finish(-1)
+	r := rep.Results[0]
+	if b := rep.Baseline.SystemPowerWatts; b == nil || *b != 32 {
+		t.Fatalf("idle system power %v, want 32 W", b)
+	}
+	if r.SystemEnergyJoules == nil || r.SystemEnergyJoules.Mean != 42 || r.NetSystemEnergyJoules == nil || r.NetSystemEnergyJoules.Mean != 10 ||
+		*r.Runs[0].NetSystemEnergyJoules != 8 {
+		t.Errorf("system %+v, net %+v, run's net %v; want 42 J, 10 J and 8 J", r.SystemEnergyJoules, r.NetSystemEnergyJoules, r.Runs[0].NetSystemEnergyJoules)
+	}
+	// A run without the system's energy: no spread of it.
+	rep.Results = []Result{{Command: "y", Runs: []Run{run(5, 40), runOf(6, 1)}}}
+	rep.Finish(-1)
+	if rep.Results[0].SystemEnergyJoules != nil {
+		t.Errorf("a spread over some runs: %+v", rep.Results[0].SystemEnergyJoules)
 	}
 }

@@ -20,8 +20,13 @@ type Result struct {
 	// The statistics of the runs; null when there was none.
 	EnergyJoules    *Spread `json:"energy_joules"`
 	NetEnergyJoules *Spread `json:"net_energy_joules"`
-	AvgPowerWatts   *Spread `json:"avg_power_watts"`
-	DurationSeconds *Spread `json:"duration_seconds"`
+	// SystemEnergyJoules and NetSystemEnergyJoules are the same of the
+	// whole Mac's energy (energy_joules.system), where the source reads
+	// the SMC; null otherwise.
+	SystemEnergyJoules    *Spread `json:"system_energy_joules"`
+	NetSystemEnergyJoules *Spread `json:"net_system_energy_joules"`
+	AvgPowerWatts         *Spread `json:"avg_power_watts"`
+	DurationSeconds       *Spread `json:"duration_seconds"`
 	// NetEnergyUncertaintyJoules is what the idle power's standard error
 	// makes of the mean net energy: it shifts every run alike, so more
 	// runs do not shrink it.
@@ -49,12 +54,16 @@ type Run struct {
 	// NetEnergyJoules is the energy less the idle power over the run's
 	// duration, and NetEnergyUncertaintyJoules the idle power's standard
 	// error over it; null without a baseline.
-	NetEnergyJoules            *wire.Num       `json:"net_energy_joules"`
-	NetEnergyUncertaintyJoules *wire.Num       `json:"net_energy_uncertainty_joules"`
-	AvgPowerWatts              wire.Components `json:"avg_power_watts"`
-	Samples                    int             `json:"samples"`
-	Coverage                   wire.Num        `json:"coverage"`
-	ExitCode                   int             `json:"exit_code"`
+	NetEnergyJoules            *wire.Num `json:"net_energy_joules"`
+	NetEnergyUncertaintyJoules *wire.Num `json:"net_energy_uncertainty_joules"`
+	// NetSystemEnergyJoules is the whole Mac's energy less its idle
+	// power over the run's duration; null without a baseline or the
+	// system's power.
+	NetSystemEnergyJoules *wire.Num       `json:"net_system_energy_joules"`
+	AvgPowerWatts         wire.Components `json:"avg_power_watts"`
+	Samples               int             `json:"samples"`
+	Coverage              wire.Num        `json:"coverage"`
+	ExitCode              int             `json:"exit_code"`
 	// Signal names the signal that ended the command, or is null.
 	Signal *string `json:"signal"`
 	// Units is the run's count of units of work (--units, or read by
@@ -132,22 +141,37 @@ func newSpread(xs []float64) *Spread {
 // numbers doubtful. interval is the sample interval.
 func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	r.ExitCodes = []int{}
-	var energy, power, dur, net []float64
+	var energy, power, dur, net, system, netSystem []float64
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		r.ExitCodes = append(r.ExitCodes, run.ExitCode)
 		energy = append(energy, float64(run.EnergyJoules.Total))
 		power = append(power, float64(run.AvgPowerWatts.Total))
 		dur = append(dur, float64(run.DurationSeconds))
+		d := float64(run.DurationSeconds)
 		if b != nil {
-			d := float64(run.DurationSeconds)
 			run.NetEnergyJoules = num(float64(run.EnergyJoules.Total) - float64(b.PowerWatts)*d)
 			run.NetEnergyUncertaintyJoules = num(b.errorWatts() * d)
 			net = append(net, float64(*run.NetEnergyJoules))
 		}
+		if s := run.EnergyJoules.System; s != nil {
+			system = append(system, float64(*s))
+			if b != nil && b.SystemPowerWatts != nil {
+				run.NetSystemEnergyJoules = num(float64(*s) - float64(*b.SystemPowerWatts)*d)
+				netSystem = append(netSystem, float64(*run.NetSystemEnergyJoules))
+			}
+		}
 	}
 	r.EnergyJoules, r.AvgPowerWatts, r.DurationSeconds = newSpread(energy), newSpread(power), newSpread(dur)
 	r.NetEnergyJoules = newSpread(net)
+	// The system's only where every run has it: a mean over some runs
+	// would not be the command's.
+	if len(system) == len(r.Runs) {
+		r.SystemEnergyJoules = newSpread(system)
+	}
+	if len(netSystem) == len(r.Runs) {
+		r.NetSystemEnergyJoules = newSpread(netSystem)
+	}
 	if r.NetEnergyJoules != nil {
 		r.NetEnergyUncertaintyJoules = num(b.errorWatts() * float64(r.DurationSeconds.Mean))
 	}

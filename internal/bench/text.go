@@ -58,6 +58,10 @@ func writeResult(b *strings.Builder, i int, r Result, st *output.Styles, unit *s
 		fmt.Fprintf(b, "  %s %-22s median %s, range %s … %s\n", st.Render(st.Label, fmt.Sprintf("%-10s", label)), mean,
 			unit(float64(s.Median)), unit(float64(s.Min)), unit(float64(s.Max)))
 	}
+	if r.SystemEnergyJoules != nil {
+		row("system", r.SystemEnergyJoules, output.Joules)
+		row("net system", r.NetSystemEnergyJoules, output.Joules)
+	}
 	row("energy", r.EnergyJoules, output.Joules)
 	row("net", r.NetEnergyJoules, output.Joules)
 	if u := r.NetEnergyUncertaintyJoules; u != nil {

@@ -31,6 +31,11 @@ type Reading struct {
 // counters in batches about 2 s apart.
 const stuckAfter = 3 * time.Second
 
+// telling is the shortest window that tells a still counter: in a
+// shorter one (a span's edge asked for a reading just after one) a
+// counter in whole millijoules may not move at a few watts.
+const telling = 50 * time.Millisecond
+
 // windows turns successive readings into windows: a window's energy per
 // rail is the exact difference of its two readings' counters; the
 // system's, the trapezoid over the two readings of its power (one held
@@ -83,7 +88,9 @@ func (w *windows) next(r Reading) (s power.Sample, ok bool, err error) {
 			s.Quirks |= power.SystemRaised
 		}
 	}
-	s.Quirks |= w.habits(prev.At, r.At, moved, prev.System != r.System)
+	if dt >= telling {
+		s.Quirks |= w.habits(prev.At, r.At, moved, prev.System != r.System)
+	}
 	s.Power = s.Energy.Scale(1 / dt.Seconds())
 	return s, true, nil
 }

@@ -119,7 +119,7 @@ type step struct {
 // add takes a window and the totals after it.
 func (p *panel) add(w sampler.Window, tot sampler.Totals, origin time.Time) {
 	p.now, p.thermal, p.totals = w.Power, w.ThermalPressure, tot
-	p.history = append(p.history, step{from: w.Start.Sub(origin), to: w.End.Sub(origin), watts: w.Power.Total})
+	p.history = append(p.history, step{from: w.Start.Sub(origin), to: w.End.Sub(origin), watts: columnsOf(tot.Has)[0].of(w.Power)})
 	cut := 0
 	for cut < len(p.history) && p.history[cut].to < tot.Elapsed-historySpan {
 		cut++
@@ -154,7 +154,13 @@ func (p *panel) render(width, height int, st *Styles) string {
 // lines are the panel's lines before they are cut to the terminal.
 func (p *panel) lines(width int, st *Styles) []panelLine {
 	// As many whole columns as fit: a value cut in half misleads.
-	cols := min(4, max(1, (width-8)/11))
+	columns := columnsOf(p.totals.Has)
+	cols := min(len(columns), max(1, (width-8)/11))
+	columns = columns[:cols]
+	scope := ScopeText
+	if p.totals.Has.System {
+		scope = ScopeSystemText
+	}
 	avg := power.Values{}
 	if p.totals.Elapsed > 0 {
 		avg = p.totals.Energy.Scale(1 / p.totals.Elapsed.Seconds())
@@ -162,16 +168,16 @@ func (p *panel) lines(width int, st *Styles) []panelLine {
 	lo, hi, spark := p.sparkline(width)
 	return []panelLine{
 		{p.title(), &st.Title},
-		{"scope    " + ScopeText, &st.Label},
+		{"scope    " + scope, &st.Label},
 		{"", nil},
-		{header(cols), &st.Label},
-		{row("now", p.now, Watts, cols), &st.Total},
-		{row("energy", p.totals.Energy, Joules, cols), nil},
-		{row("average", avg, Watts, cols), nil},
-		{row("peak", p.totals.Peak, Watts, cols), nil},
+		{header(columns), &st.Label},
+		{row("now", p.now, Watts, columns), &st.Total},
+		{row("energy", p.totals.Energy, Joules, columns), nil},
+		{row("average", avg, Watts, columns), nil},
+		{row("peak", p.totals.Peak, Watts, columns), nil},
 		{"", nil},
 		{fmt.Sprintf("elapsed  %s   samples %d   thermal %s", clock(p.totals.Elapsed), p.totals.Samples, or(p.thermal, "n/a")), nil},
-		{fmt.Sprintf("total power, last minute: %s to %s (bars from 0 W)", Watts(lo), Watts(hi)), &st.Label},
+		{fmt.Sprintf("%s power, last minute: %s to %s (bars from 0 W)", columnsOf(p.totals.Has)[0].name, Watts(lo), Watts(hi)), &st.Label},
 		{spark, &st.Total},
 		{"Ctrl-C to stop", &st.Label},
 	}
@@ -188,21 +194,45 @@ func (p *panel) title() string {
 	return title
 }
 
-// header names the first cols columns of the table.
-func header(cols int) string {
+// column is a column of the table: a component's name and its value.
+type column struct {
+	name string
+	of   func(power.Values) float64
+}
+
+// columnsOf are the table's columns for the components has: the whole
+// system first where it is known, then the SoC's total and parts, then
+// the memory.
+func columnsOf(has power.Reported) []column {
+	var cs []column
+	if has.System {
+		cs = append(cs, column{"system", func(v power.Values) float64 { return v.System }})
+	}
+	cs = append(cs, column{"total", func(v power.Values) float64 { return v.Total }},
+		column{"CPU", func(v power.Values) float64 { return v.CPU }},
+		column{"GPU", func(v power.Values) float64 { return v.GPU }},
+		column{"ANE", func(v power.Values) float64 { return v.ANE }})
+	if has.DRAM {
+		cs = append(cs, column{"DRAM", func(v power.Values) float64 { return v.DRAM }})
+	}
+	return cs
+}
+
+// header names the columns of the table.
+func header(columns []column) string {
 	line := fmt.Sprintf("%-8s", "")
-	for _, h := range []string{"total", "CPU", "GPU", "ANE"}[:cols] {
-		line += fmt.Sprintf(" %10s", h)
+	for _, c := range columns {
+		line += fmt.Sprintf(" %10s", c.name)
 	}
 	return line
 }
 
-// row is a row of the table: its label and the first cols values of v,
+// row is a row of the table: its label and the columns' values of v,
 // written with f.
-func row(label string, v power.Values, f func(float64) string, cols int) string {
+func row(label string, v power.Values, f func(float64) string, columns []column) string {
 	line := fmt.Sprintf("%-8s", label)
-	for _, x := range []float64{v.Total, v.CPU, v.GPU, v.ANE}[:cols] {
-		line += fmt.Sprintf(" %10s", f(x))
+	for _, c := range columns {
+		line += fmt.Sprintf(" %10s", f(c.of(v)))
 	}
 	return line
 }

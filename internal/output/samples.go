@@ -165,13 +165,20 @@ func SamplesFormatOf(path string) (SamplesFormat, error) {
 	return f, nil
 }
 
-// SamplesHeader names the CSV columns, in order.
+// SamplesHeader names the CSV columns, in order. The memory's and the
+// system's come last, so that the columns before keep their places; they
+// are empty where the source does not report them.
 var SamplesHeader = []string{
 	"index", "start_seconds", "end_seconds", "start_unix", "end_unix", "inside_seconds",
 	"cpu_watts", "gpu_watts", "ane_watts", "total_watts",
 	"cpu_joules", "gpu_joules", "ane_joules", "total_joules",
 	"clipped_start", "clipped_end", "gap_before_seconds", "refused_before", "thermal_pressure",
+	"dram_watts", "system_watts", "dram_joules", "system_joules",
 }
+
+// oldColumns is how many columns a samples file had before the memory's
+// and the system's: one that has only those still reads.
+const oldColumns = 19
 
 // WriteSamples writes rows in format f.
 func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
@@ -198,6 +205,12 @@ func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
 
 func csvRecord(r SampleRow) []string {
 	num := func(n wire.Num) string { b, _ := n.MarshalJSON(); return string(b) }
+	opt := func(n *wire.Num) string {
+		if n == nil {
+			return ""
+		}
+		return num(*n)
+	}
 	unix := func(u UnixTime) string { b, _ := u.MarshalJSON(); return string(b) }
 	p, e := r.PowerWatts, r.EnergyJoules
 	return []string{
@@ -206,6 +219,7 @@ func csvRecord(r SampleRow) []string {
 		num(e.CPU), num(e.GPU), num(e.ANE), num(e.Total),
 		strconv.FormatBool(r.ClippedStart), strconv.FormatBool(r.ClippedEnd), num(r.GapBeforeSeconds),
 		strconv.Itoa(r.RefusedBefore), r.ThermalPressure,
+		opt(p.DRAM), opt(p.System), opt(e.DRAM), opt(e.System),
 	}
 }
 
@@ -245,9 +259,9 @@ func readNDJSON(r io.Reader) ([]SampleRow, error) {
 
 func readCSV(r io.Reader) ([]SampleRow, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(SamplesHeader)
 	header, err := cr.Read()
-	if err != nil || strings.Join(header, ",") != strings.Join(SamplesHeader, ",") {
+	known := err == nil && (len(header) == oldColumns || len(header) == len(SamplesHeader))
+	if !known || strings.Join(header, ",") != strings.Join(SamplesHeader[:len(header)], ",") {
 		return nil, fmt.Errorf("%w: the first line is not the header %s", ErrNotSamples, strings.Join(SamplesHeader[:3], ",")+",...")
 	}
 	var rows []SampleRow
@@ -285,13 +299,21 @@ func parseRecord(rec []string) (SampleRow, error) {
 		}
 		return v
 	}
-	c := func(i int) wire.Components {
-		return wire.Components{CPU: wire.Num(f(i)), GPU: wire.Num(f(i + 1)), ANE: wire.Num(f(i + 2)), Total: wire.Num(f(i + 3))}
+	opt := func(i int) *wire.Num {
+		if i >= len(rec) || rec[i] == "" {
+			return nil
+		}
+		n := wire.Num(f(i))
+		return &n
+	}
+	c := func(i, extra int) wire.Components {
+		return wire.Components{CPU: wire.Num(f(i)), GPU: wire.Num(f(i + 1)), ANE: wire.Num(f(i + 2)), Total: wire.Num(f(i + 3)),
+			DRAM: opt(extra), System: opt(extra + 1)}
 	}
 	r := SampleRow{
 		SchemaVersion: wire.SchemaVersion, Type: "window", Index: int(f(0)),
 		StartSeconds: wire.Num(f(1)), EndSeconds: wire.Num(f(2)), StartUnix: UnixTime(f(3)), EndUnix: UnixTime(f(4)),
-		InsideSeconds: wire.Num(f(5)), PowerWatts: c(6), EnergyJoules: c(10),
+		InsideSeconds: wire.Num(f(5)), PowerWatts: c(6, 19), EnergyJoules: c(10, 21),
 		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: wire.Num(f(16)), RefusedBefore: int(f(17)),
 		ThermalPressure: rec[18],
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -165,7 +166,9 @@ func TestSamplesFilesThatAreNotAreRefused(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"a plist", "<?xml version=\"1.0\"?>\n<plist/>\n", "the first line is not the header"},
 		{"a summary", `{"schema_version":1,"type":"summary"}` + "\n", `row 1: not a samples file (CSV or NDJSON from --samples): its type is "summary"`},
-		{"a CSV with a word for a number", strings.Join(SamplesHeader, ",") + "\n1,x,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,\n", `line 2: not a samples file (CSV or NDJSON from --samples): start_seconds: "x" is not a number`},
+		// A file of the 19 columns before DRAM's and the system's.
+		{"a CSV with a word for a number", strings.Join(SamplesHeader[:19], ",") + "\n1,x,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,\n", `line 2: not a samples file (CSV or NDJSON from --samples): start_seconds: "x" is not a number`},
+		{"a CSV with a column too many", strings.Join(SamplesHeader, ",") + ",more\n", "the first line is not the header"},
 	} {
 		_, err := ReadSamples(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -188,3 +191,25 @@ func TestSamplesFormatComesFromTheExtension(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
+
+// The memory's and the system's columns read back where the source gave
+// them, and stay empty (null) where it did not.
+func TestSamplesKeepTheSystemsAndTheMemorysColumns(t *testing.T) {
+	n := func(x float64) *wire.Num { v := wire.Num(x); return &v }
+	rows := []SampleRow{
+		{SchemaVersion: 1, Type: "window", PowerWatts: wire.Components{Total: 3, CPU: 3, DRAM: n(1.25), System: n(40)},
+			EnergyJoules: wire.Components{Total: 0.3, CPU: 0.3, DRAM: n(0.125), System: n(4)}},
+		{SchemaVersion: 1, Type: "window", Index: 1, PowerWatts: wire.Components{Total: 2, CPU: 2}, EnergyJoules: wire.Components{Total: 0.2, CPU: 0.2}},
+	}
+	for _, f := range []SamplesFormat{SamplesCSV, SamplesNDJSON} {
+		var buf bytes.Buffer
+		if err := WriteSamples(&buf, f, rows); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadSamples(&buf)
+		if err != nil || len(got) != 2 || !reflect.DeepEqual(got[0].PowerWatts, rows[0].PowerWatts) || !reflect.DeepEqual(got[0].EnergyJoules, rows[0].EnergyJoules) ||
+			got[1].PowerWatts.System != nil || got[1].EnergyJoules.DRAM != nil {
+			t.Errorf("%s: %+v, %v", f, got, err)
+		}
+	}
+}

@@ -148,10 +148,19 @@ type linesSink struct {
 
 func (s *linesSink) Window(w sampler.Window, tot sampler.Totals) error {
 	b := w.End.AppendFormat(s.buf[:0], "15:04:05.000")
+	if w.Has.System {
+		b = appendWatts(append(b, "  system "...), w.Power.System)
+	}
 	b = appendWatts(append(b, "  total "...), w.Power.Total)
 	b = appendWatts(append(b, "  CPU "...), w.Power.CPU)
 	b = appendWatts(append(b, "  GPU "...), w.Power.GPU)
 	b = appendWatts(append(b, "  ANE "...), w.Power.ANE)
+	if w.Has.DRAM {
+		b = appendWatts(append(b, "  DRAM "...), w.Power.DRAM)
+	}
+	if w.Has.System {
+		b = appendJoules(append(b, "  system energy "...), tot.Energy.System)
+	}
 	b = appendJoules(append(b, "  energy "...), tot.Energy.Total)
 	b = append(append(append(b, "  thermal "...), or(w.ThermalPressure, "n/a")...), '\n')
 	s.buf = b

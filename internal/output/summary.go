@@ -12,6 +12,18 @@ import (
 // ScopeText says what Scope covers, for people.
 const ScopeText = "SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)"
 
+// ScopeSystemText says what each figure covers where the system's power
+// is known too.
+const ScopeSystemText = "system: the whole Mac as its SMC reports it (PSTR: SoC, memory, display, storage and the rest; not the wall's losses); total: SoC, CPU + GPU + ANE; DRAM: memory"
+
+// scopeOf says what the figures of c cover.
+func scopeOf(c wire.Components) string {
+	if c.System != nil {
+		return ScopeSystemText
+	}
+	return ScopeText
+}
+
 // NewSummary describes a sampler result. started is the wall-clock time
 // of the start of the span; interval is the sample interval asked of
 // powermetrics. The caller fills in Command, ExitCode, Signal and Title.

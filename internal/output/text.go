@@ -36,10 +36,14 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	row("duration", fmt.Sprintf("%s   %s, %s covered", Seconds(float64(sum.DurationSeconds)), Count(sum.Samples, "sample"), Percent(float64(sum.Coverage))))
 	writeTable(&b, sum, st)
 	writeNodes(&b, sum, st)
-	if wh := float64(sum.EnergyJoules.Total) / 3600; wh >= 0.01 {
-		row("", fmt.Sprintf("total %.3g Wh", wh))
+	first, name := sum.EnergyJoules.Total, "total"
+	if s := sum.EnergyJoules.System; s != nil {
+		first, name = *s, "system"
 	}
-	row("scope", ScopeText)
+	if wh := float64(first) / 3600; wh >= 0.01 {
+		row("", fmt.Sprintf("%s %.3g Wh", name, wh))
+	}
+	row("scope", scopeOf(sum.EnergyJoules))
 	row("source", sourceText(sum.Source))
 	for _, wn := range sum.Warnings {
 		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Warn, "warning:"), strings.ReplaceAll(wn, "\n", "\n    "))
@@ -57,10 +61,25 @@ func writeTable(b *strings.Builder, sum *wire.Summary, st *Styles) {
 			st.Render(s, fmt.Sprintf("%12s", Watts(float64(peak)))))
 	}
 	e, avg, peak := sum.EnergyJoules, sum.AvgPowerWatts, sum.PeakPowerWatts
+	// The whole system leads where it is known: it is what the Mac drew.
+	if e.System != nil {
+		line("system", *e.System, val(avg.System), val(peak.System), st.Total)
+	}
 	line("total", e.Total, avg.Total, peak.Total, st.Total)
 	line("CPU", e.CPU, avg.CPU, peak.CPU, st.Value)
 	line("GPU", e.GPU, avg.GPU, peak.GPU, st.Value)
 	line("ANE", e.ANE, avg.ANE, peak.ANE, st.Value)
+	if e.DRAM != nil {
+		line("DRAM", *e.DRAM, val(avg.DRAM), val(peak.DRAM), st.Value)
+	}
+}
+
+// val is n's value, 0 for null.
+func val(n *wire.Num) wire.Num {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
 // writeNodes writes a row per node of a run over several Macs: its own

@@ -16,8 +16,10 @@ import (
 // open over it, and what the stream said of itself. It does no locking
 // and no waiting; a Sampler does both around it.
 type book struct {
-	// source names the stream's source in results and warnings.
+	// source names the stream's source in results and warnings; notes are
+	// what it says of itself, in every result's warnings.
 	source string
+	notes  []string
 	// interval is the sample interval the stream was asked for; zero for
 	// a recording, which has none (and so no window is too long for it).
 	interval time.Duration
@@ -192,6 +194,7 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		}
 	}
 	r.Warnings = append(r.Warnings, extra...)
+	r.Warnings = append(r.Warnings, b.notes...)
 	if r.Samples > 0 {
 		r.Warnings = append(r.Warnings, missingComponents(r.Has)...)
 	}

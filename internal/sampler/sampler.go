@@ -42,6 +42,9 @@ type Source interface {
 type Config struct {
 	// Source names the source in messages, such as powermetrics.
 	Source string
+	// Notes are what the source says of itself (channels it left out),
+	// added to every result's warnings.
+	Notes []string
 	// Interval is the sample interval the source was given.
 	Interval time.Duration
 	// Now is the monotonic clock that stamped the samples' arrivals;
@@ -89,7 +92,7 @@ func Start(src Source, cfg Config) *Sampler {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
 	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}),
-		book: book{source: cfg.Source, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
+		book: book{source: cfg.Source, notes: cfg.Notes, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
 	go s.loop()
 	return s
 }

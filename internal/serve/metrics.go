@@ -16,6 +16,7 @@ var components = []string{"cpu", "gpu", "ane"}
 type collector struct {
 	s                                       *Server
 	energy, socEnergy, power, socPower      *prometheus.Desc
+	systemEnergy, systemPower               *prometheus.Desc
 	covered, samples, errors, restarts      *prometheus.Desc
 	lastSample, sourceInfo, buildInfo, open *prometheus.Desc
 }
@@ -34,24 +35,26 @@ func newCollector(s *Server) *collector {
 		return prometheus.NewDesc("exopower_"+name, help, labels, nil)
 	}
 	return &collector{
-		s:          s,
-		energy:     d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (powermetrics, integrated over its windows).", "component"),
-		socEnergy:  d("soc_energy_joules_total", "Energy of the whole SoC (CPU + GPU + ANE) since exopower serve started, in joules: a metric of its own, so that sum() over exopower_energy_joules_total never counts it twice."),
-		power:      d("power_watts", "Average power of one part of the SoC over the last window, in watts.", "component"),
-		socPower:   d("soc_power_watts", "Average power of the whole SoC over the last window, in watts."),
-		covered:    d("covered_seconds_total", "Time covered by measured windows, in seconds: its increase() over a range, divided by the range, is the coverage."),
-		samples:    d("samples_total", "Windows measured."),
-		errors:     d("sample_errors_total", "powermetrics documents that could not be used, by reason.", "reason"),
-		restarts:   d("source_restarts_total", "Times powermetrics was started again after it ended."),
-		lastSample: d("last_sample_timestamp_seconds", "When the last window's document arrived, in seconds since the Unix epoch."),
-		sourceInfo: d("source_info", "Where the numbers come from; always 1.", "tool", "hw_model", "os_build"),
-		buildInfo:  d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
-		open:       d("open_spans", "Spans open now."),
+		s:            s,
+		energy:       d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (powermetrics, integrated over its windows).", "component"),
+		socEnergy:    d("soc_energy_joules_total", "Energy of the whole SoC (CPU + GPU + ANE) since exopower serve started, in joules: a metric of its own, so that sum() over exopower_energy_joules_total never counts it twice."),
+		power:        d("power_watts", "Average power of one part of the SoC over the last window, in watts.", "component"),
+		socPower:     d("soc_power_watts", "Average power of the whole SoC over the last window, in watts."),
+		systemEnergy: d("system_energy_joules_total", "Energy of the whole Mac as its SMC reports it (PSTR) since exopower serve started, in joules: SoC, memory, display, storage and the rest; only where the source reads the SMC (ioreport)."),
+		systemPower:  d("system_power_watts", "Average power of the whole Mac as its SMC reports it over the last window, in watts; only where the source reads the SMC."),
+		covered:      d("covered_seconds_total", "Time covered by measured windows, in seconds: its increase() over a range, divided by the range, is the coverage."),
+		samples:      d("samples_total", "Windows measured."),
+		errors:       d("sample_errors_total", "powermetrics documents that could not be used, by reason.", "reason"),
+		restarts:     d("source_restarts_total", "Times powermetrics was started again after it ended."),
+		lastSample:   d("last_sample_timestamp_seconds", "When the last window's document arrived, in seconds since the Unix epoch."),
+		sourceInfo:   d("source_info", "Where the numbers come from; always 1.", "tool", "hw_model", "os_build"),
+		buildInfo:    d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
+		open:         d("open_spans", "Spans open now."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.covered, c.samples,
+	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.systemEnergy, c.systemPower, c.covered, c.samples,
 		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open} {
 		ch <- d
 	}
@@ -66,17 +69,27 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	for i, v := range parts(t.Energy) {
-		counter(c.energy, v, components[i])
+	// The memory's and the system's only where the source reports them:
+	// a 0 that was never measured would read as a Mac that drew nothing.
+	names, values := parts(t.Energy, t.Has)
+	for i, v := range values {
+		counter(c.energy, v, names[i])
 	}
 	counter(c.socEnergy, t.Energy.Total)
+	if t.Has.System {
+		counter(c.systemEnergy, t.Energy.System)
+	}
 	if t.Windows > 0 {
 		// Before the first window there is no power to tell: no gauge
 		// rather than a zero that was never measured.
-		for i, v := range parts(t.Last.Power) {
-			gauge(c.power, v, components[i])
+		names, values := parts(t.Last.Power, t.Has)
+		for i, v := range values {
+			gauge(c.power, v, names[i])
 		}
 		gauge(c.socPower, t.Last.Power.Total)
+		if t.Has.System {
+			gauge(c.systemPower, t.Last.Power.System)
+		}
 		gauge(c.lastSample, float64(t.LastArrival.UnixNano())/1e9)
 	}
 	counter(c.covered, t.Covered.Seconds())
@@ -93,4 +106,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.open, float64(open))
 }
 
-func parts(v power.Values) [3]float64 { return [3]float64{v.CPU, v.GPU, v.ANE} }
+// parts are the components of v by their label: the SoC's, and the
+// memory's where the source reports it.
+func parts(v power.Values, has power.Reported) ([]string, []float64) {
+	if has.DRAM {
+		return []string{"cpu", "gpu", "ane", "dram"}, []float64{v.CPU, v.GPU, v.ANE, v.DRAM}
+	}
+	return components, []float64{v.CPU, v.GPU, v.ANE}
+}

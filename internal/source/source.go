@@ -1,31 +1,60 @@
-// Package source starts the stream that a command measures and puts a
-// sampler over it: powermetrics launched (and, for serve, started again
-// when it dies), a powermetrics stream read from a pipe, or a recording
-// read at once. It is the one package, beside the fake, that knows which
-// source exopower reads; the sampler and everything above it measure
-// whatever a source hands them (power.Sample).
+// Package source chooses and starts the stream that a command measures,
+// and puts a sampler over it: powermetrics launched (and, for serve,
+// started again when it dies), IOReport's counters and the SMC read in
+// process, a powermetrics stream read from a pipe, or a recording of
+// either read at once. It is the one package, beside the fake, that
+// knows which sources there are; the sampler and everything above it
+// measure whatever a source hands them (power.Sample).
 package source
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
-// Name names the source in messages and in JSON (source.tool).
+// Name names powermetrics in messages and in JSON (source.tool).
 const Name = "powermetrics"
+
+// The sources a command may be told to read (--source).
+const (
+	// Auto reads powermetrics where exopower runs as root (as it always
+	// has), else IOReport where this Mac has it, else powermetrics, which
+	// then says how to give it root.
+	Auto = "auto"
+	// Powermetrics is Apple's powermetrics, run as a process: the SoC's
+	// CPU, GPU and ANE, as root.
+	Powermetrics = "powermetrics"
+	// IOReport reads IOReport's energy counters and the SMC in process,
+	// without root: the SoC's CPU, GPU and ANE, the memory's, and the
+	// whole system's power.
+	IOReport = ioreport.Name
+)
+
+// Kinds are the values --source takes.
+var Kinds = []string{Auto, Powermetrics, IOReport}
 
 // DefaultPath is where macOS keeps powermetrics.
 const DefaultPath = powermetrics.DefaultPath
 
-// Options say how to start the source.
+// Options say which source to start, and how.
 type Options struct {
+	// Kind is Auto, Powermetrics or IOReport ("" is Auto).
+	Kind string
+	// IOReport opens IOReport and the SMC: ioreport.Open when nil.
+	IOReport func() (ioreport.Library, error)
+	// EUID is exopower's effective user id, for Auto.
+	EUID int
 	// Path is the powermetrics binary.
 	Path string
 	// Interval is the sample interval.
@@ -46,15 +75,67 @@ func (o Options) config() sampler.Config {
 	return sampler.Config{Source: Name, Interval: o.Interval, Grace: o.Grace}
 }
 
-// Start launches powermetrics, which waits for its first sample so that
-// nothing is started before measurement is known to work, and returns a
-// Sampler over it with that sample on its ledger.
+// Check refuses a Kind that is not one, or that this machine cannot
+// have, before anything starts.
+func (o Options) Check() error {
+	switch o.Kind {
+	case "", Auto, Powermetrics:
+		return nil
+	case IOReport:
+		if o.IOReport == nil && runtime.GOOS != "darwin" {
+			return cli.Fail(fmt.Errorf("--source ioreport: IOReport is macOS's, and this is %s", runtime.GOOS),
+				"leave --source out, or give --source powermetrics with a stand-in for powermetrics (see the README)")
+		}
+		return nil
+	}
+	return cli.Fail(fmt.Errorf("--source %q is no source", o.Kind), "give one of "+strings.Join(Kinds, ", "))
+}
+
+// open opens IOReport, as o says.
+func (o Options) open() (ioreport.Library, error) {
+	if o.IOReport != nil {
+		return o.IOReport()
+	}
+	return ioreport.Open()
+}
+
+// Start starts the source o names, and returns a Sampler over it with
+// its first sample on the ledger: nothing is started before measurement
+// is known to work. Auto starts powermetrics as root, else IOReport where
+// it opens, else powermetrics.
 func Start(ctx context.Context, o Options) (*sampler.Sampler, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
+		meter, err := o.startIOReport(ctx)
+		if err == nil || o.Kind == IOReport {
+			return meter, err
+		}
+	}
 	p, err := powermetrics.Launch(ctx, o.launch())
 	if err != nil {
 		return nil, err
 	}
-	meter := sampler.Start(p, o.config())
+	return ready(ctx, sampler.Start(p, o.config()))
+}
+
+// startIOReport opens IOReport and the SMC and reads them at the
+// interval.
+func (o Options) startIOReport(ctx context.Context) (*sampler.Sampler, error) {
+	lib, err := o.open()
+	if err != nil {
+		return nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
+	}
+	stream, err := ioreport.NewStream(lib, o.Interval, nil)
+	if err != nil {
+		return nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
+	}
+	return ready(ctx, sampler.Start(stream, sampler.Config{Source: IOReport, Interval: o.Interval, Grace: o.Grace, Notes: stream.Warnings()}))
+}
+
+// ready waits for meter's first sample.
+func ready(ctx context.Context, meter *sampler.Sampler) (*sampler.Sampler, error) {
 	// The first sample is on the ledger before anything else asks: a span
 	// begun now waits for the sample it asks for, not for that one.
 	if err := meter.Ready(ctx); err != nil {
@@ -72,8 +153,21 @@ type Restarter interface {
 
 // Supervised is Start for a stream that outlives its powermetrics:
 // powermetrics is started again whenever it dies, and the time between
-// is neither measured nor bridged.
+// is neither measured nor bridged. IOReport, read in process, is not
+// started again: it has no process to die.
 func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, error) {
+	if err := o.Check(); err != nil {
+		return nil, nil, err
+	}
+	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
+		meter, err := o.startIOReport(ctx)
+		if err == nil {
+			return meter, never{}, nil
+		}
+		if o.Kind == IOReport {
+			return nil, nil, err
+		}
+	}
 	opts := o.launch()
 	p, err := powermetrics.Launch(ctx, opts)
 	if err != nil {
@@ -82,6 +176,11 @@ func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, er
 	sup := powermetrics.Supervise(p, opts)
 	return sampler.Start(sup, o.config()), sup, nil
 }
+
+// never is a source that is never started again.
+type never struct{}
+
+func (never) Restarts() (int, error) { return 0, nil }
 
 // Pipe follows a powermetrics -f plist stream that another program
 // writes into r, such as sudo powermetrics ... | exopower watch --from -.
@@ -110,12 +209,24 @@ func notLiveHint(from string, err error) string {
 	return "summarise a recording with: exopower report " + from
 }
 
-// Recording measures a recorded powermetrics -f plist stream, read from
-// r, from its first window to its last, and hands every window to
-// onWindow (nil: none). A recording has no arrival times: its windows
-// follow each other by their lengths.
+// Recording measures a recording from its first window to its last, and
+// hands every window to onWindow (nil: none): a powermetrics -f plist
+// stream, whose windows follow each other by their lengths, or an
+// IOReport recording (exopower record), whose readings say when they
+// were taken.
 func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
-	return sampler.RecordingWindows(powermetrics.NewRecording(r), Name, onWindow)
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(256)
+	if !ioreport.IsRecording(head) {
+		return sampler.RecordingWindows(powermetrics.NewRecording(br), Name, onWindow)
+	}
+	rec, err := ioreport.NewRecording(br)
+	if err != nil {
+		return sampler.Result{}, err
+	}
+	res, err := sampler.RecordingWindows(rec, IOReport, onWindow)
+	res.Warnings = append(res.Warnings, rec.Warnings()...)
+	return res, err
 }
 
 // RecordingError is err, a recording named name that could not be
