@@ -36,7 +36,7 @@ whole machine at the wall.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
+	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
 	setVersion(root, readVersion())
 	addCompletion(root)
 	return root

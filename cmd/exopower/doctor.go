@@ -30,7 +30,7 @@ is not a failure.`,
 			}
 			ctx, stop := cli.CancelOnSignal(c.Context(), s.Signals)
 			defer stop()
-			return doctor.Run(ctx, s, o.serve, powermetricsPath(o.powermetrics, s.Getenv))
+			return doctor.Run(ctx, s, o.serve, powermetricsPath(o.powermetrics, s.Getenv), openIOReport)
 		},
 	}
 	addPowermetricsFlag(c, &o.powermetrics)

@@ -21,13 +21,15 @@ func newReportCmd(s *cli.Streams) *cobra.Command {
 	var o reportOptions
 	c := &cobra.Command{
 		Use:   "report [flags] FILE",
-		Short: "Summarise a recorded powermetrics stream",
-		Long: `Read a recorded powermetrics -f plist stream (- for stdin) and print the same
-summary as exopower run, for the whole recording. A file has no arrival times:
-its windows follow each other by their lengths (elapsed_ns), from the first
-document's timestamp. Works anywhere, Linux included.`,
+		Short: "Summarise a recording: a powermetrics stream, or what exopower record wrote",
+		Long: `Read a recording (- for stdin) and print the same summary as exopower run, for
+the whole recording: a powermetrics -f plist stream, whose windows follow each
+other by their lengths (elapsed_ns) from the first document's timestamp, or an
+IOReport recording that exopower record wrote, whose readings say when they
+were taken. Works anywhere, Linux included.`,
 		Example: `  sudo powermetrics -f plist -i 100 -s cpu_power,gpu_power,thermal -n 100 -o trace.plist
   exopower report trace.plist
+  exopower record -n 100 -o readings.ndjson && exopower report readings.ndjson
   exopower report --json trace.plist | jq .energy_joules
   exopower report --samples csv trace.plist > windows.csv`,
 		Args: cobra.ExactArgs(1),

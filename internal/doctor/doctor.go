@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -24,7 +25,9 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -52,19 +55,25 @@ type system struct {
 	output func(ctx context.Context, name string, args ...string) (string, error)
 	// sample takes a test sample from the powermetrics at path.
 	sample func(ctx context.Context, path string) check
+	// ioreport takes a test sample from IOReport and the SMC; sideBySide
+	// measures with both sources at once, as root.
+	ioreport   func(ctx context.Context) check
+	sideBySide func(ctx context.Context, path string) check
 	// serveAddr is where an exopower serve is looked for, and get is how
 	// its status is fetched.
 	serveAddr string
 	get       func(ctx context.Context, url string) (*http.Response, error)
 }
 
-func liveSystem() system {
+func liveSystem(open func() (ioreport.Library, error)) system {
 	name := "USERNAME"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
 	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample,
-		serveAddr: wire.DefaultListen, get: httpGet}
+		ioreport:   func(ctx context.Context) check { return checkIOReport(ctx, open) },
+		sideBySide: func(ctx context.Context, path string) check { return compareSources(ctx, path, open, 3*time.Second) },
+		serveAddr:  wire.DefaultListen, get: httpGet}
 }
 
 // httpGet fetches url directly, never through a proxy: the serve looked
@@ -87,17 +96,20 @@ type check struct {
 }
 
 // Run checks that exopower can measure on this machine with the
-// powermetrics at path, and whether an exopower serve answers at
-// serveAddr, and writes a line per check, with the fixes of each that
-// failed, to s.Out. It fails with status 1 when a check fails.
-func Run(ctx context.Context, s *cli.Streams, serveAddr, path string) error {
-	sys := liveSystem()
+// powermetrics at path and with IOReport (opened by open; nil is
+// ioreport.Open), compares the two as root, and says whether an exopower
+// serve answers at serveAddr. It writes a line per check, with the fixes
+// of each that failed, to s.Out, and fails with status 1 when a check
+// fails.
+func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open func() (ioreport.Library, error)) error {
+	sys := liveSystem(open)
 	sys.serveAddr = serveAddr
 	return run(ctx, s, sys, path)
 }
 
 func run(ctx context.Context, s *cli.Streams, sys system, path string) error {
-	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path), sys.checkServe(ctx)}
+	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path),
+		sys.ioreport(ctx), sys.compare(ctx, path), sys.checkServe(ctx)}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {
@@ -210,7 +222,7 @@ func (sys system) checkPrivileges(ctx context.Context, path string) check {
 func checkSample(ctx context.Context, path string) check {
 	c := check{name: "test sample"}
 	interval := 100 * time.Millisecond
-	meter, err := source.Start(ctx, source.Options{Path: path, Interval: interval, Rerun: "exopower doctor"})
+	meter, err := source.Start(ctx, source.Options{Kind: source.Powermetrics, Path: path, Interval: interval, Rerun: "exopower doctor"})
 	if err != nil {
 		c.detail = err.Error()
 		c.fixes = cli.HintsOf(err)
@@ -297,4 +309,101 @@ func describeAnswer(resp *http.Response, body []byte) string {
 		first = string(r[:60]) + "..."
 	}
 	return strings.Join(append(parts, strconv.Quote(first)), ", ")
+}
+
+// checkIOReport takes a test sample from IOReport and the SMC, which need
+// no root. Where they do not answer, powermetrics still measures: that is
+// information, not a failure.
+func checkIOReport(ctx context.Context, open func() (ioreport.Library, error)) check {
+	c := check{name: "ioreport"}
+	interval := 200 * time.Millisecond
+	meter, err := source.Start(ctx, source.Options{Kind: source.IOReport, IOReport: open, Interval: interval})
+	if err != nil {
+		c.ok, c.info = true, true
+		c.detail = "not available (" + err.Error() + "): exopower measures with powermetrics, as root"
+		return c
+	}
+	span := meter.Begin(ctx, nil)
+	res := meter.Finish(ctx, span, span.Start.Add(interval))
+	c.ok = res.Samples > 0
+	c.detail = fmt.Sprintf("no root needed: SoC %s", output.Watts(res.Average.Total))
+	if res.Has.DRAM {
+		c.detail += ", DRAM " + output.Watts(res.Average.DRAM)
+	}
+	if res.Has.System {
+		c.detail += ", system " + output.Watts(res.Average.System) + " (the SMC's PSTR)"
+	} else {
+		c.detail += "; no SMC answers (a virtual machine?): no system power"
+	}
+	return c
+}
+
+// compare runs compareSources as root, where both sources can run.
+func (sys system) compare(ctx context.Context, path string) check {
+	if sys.euid != 0 {
+		return check{name: "side by side", ok: true, info: true, detail: "as root (sudo exopower doctor), the two sources are compared"}
+	}
+	return sys.sideBySide(ctx, path)
+}
+
+// tolerance is how far the two sources' energies may differ: they read
+// the same counters, but powermetrics rounds to whole millijoules and
+// places its windows by their arrival.
+const tolerance = 0.10
+
+// compareSources measures the same span with powermetrics and IOReport
+// at once, for d, and holds their CPU, GPU and ANE energies against each
+// other; it names the system's power beside the SoC's.
+func compareSources(ctx context.Context, path string, open func() (ioreport.Library, error), d time.Duration) check {
+	c := check{name: "side by side"}
+	interval := 100 * time.Millisecond
+	pm, err := source.Start(ctx, source.Options{Kind: source.Powermetrics, Path: path, Interval: interval, Rerun: "exopower doctor"})
+	if err != nil {
+		c.ok, c.info, c.detail = true, true, "powermetrics did not start: nothing to compare"
+		return c
+	}
+	io, err := source.Start(ctx, source.Options{Kind: source.IOReport, IOReport: open, Interval: interval})
+	if err != nil {
+		pm.Stop()
+		c.ok, c.info, c.detail = true, true, "IOReport is not available: nothing to compare"
+		return c
+	}
+	a, b := pm.Begin(ctx, nil), io.Begin(ctx, nil)
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	end := time.Now()
+	rb, ra := io.Finish(ctx, b, end), pm.Finish(ctx, a, end)
+	return compared(ra, rb)
+}
+
+// compared says how far the two sources' energies are apart.
+func compared(pm, io sampler.Result) check {
+	c := check{name: "side by side", ok: true}
+	var parts []string
+	for _, p := range []struct {
+		name   string
+		pm, io float64
+	}{{"CPU", pm.Energy.CPU, io.Energy.CPU}, {"GPU", pm.Energy.GPU, io.Energy.GPU}, {"ANE", pm.Energy.ANE, io.Energy.ANE}} {
+		part := fmt.Sprintf("%s %s / %s", p.name, output.Joules(p.pm), output.Joules(p.io))
+		// Below a tenth of a joule, the millijoules' rounding alone
+		// makes a ratio.
+		if p.pm >= 0.1 || p.io >= 0.1 {
+			ratio := p.io / p.pm
+			part += fmt.Sprintf(" (%.3f)", ratio)
+			if math.Abs(ratio-1) > tolerance {
+				c.ok = false
+			}
+		}
+		parts = append(parts, part)
+	}
+	c.detail = "powermetrics / ioreport over " + pm.Duration.Round(time.Millisecond).String() + ": " + strings.Join(parts, ", ")
+	if io.Has.System {
+		c.detail += fmt.Sprintf("; the system draws %s beside the SoC's %s", output.Watts(io.Average.System), output.Watts(io.Average.Total))
+	}
+	if !c.ok {
+		c.fixes = []string{fmt.Sprintf("the sources read the same counters and should agree within %.0f%%: run exopower record and report the readings with the output of this doctor", 100*tolerance)}
+	}
+	return c
 }

@@ -15,8 +15,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/power"
+	"github.com/exopower/exopower/internal/sampler"
 )
 
 // aMac is a system on which every check of the doctor passes: an Apple
@@ -39,7 +42,13 @@ func aMac() system {
 			}
 			return "", errors.New("not allowed")
 		},
-		sample:    func(context.Context, string) check { return check{name: "test sample", ok: true, detail: "3.2 W"} },
+		sample: func(context.Context, string) check { return check{name: "test sample", ok: true, detail: "3.2 W"} },
+		ioreport: func(context.Context) check {
+			return check{name: "ioreport", ok: true, detail: "no root needed: SoC 3.1 W"}
+		},
+		sideBySide: func(context.Context, string) check {
+			return check{name: "side by side", ok: true, detail: "powermetrics / ioreport"}
+		},
 		serveAddr: "127.0.0.1:10241",
 		get: func(context.Context, string) (*http.Response, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
@@ -192,5 +201,32 @@ func TestDoctorServeCheckOverHTTP(t *testing.T) {
 				t.Errorf("ok %v, info %v, %q; want ok %v, info %v, and %q", c.ok, c.info, c.detail, tt.ok, tt.info, tt.detail)
 			}
 		})
+	}
+}
+
+// The two sources are held against each other: within 10 % they pass,
+// beyond it they fail with what to send; energies below a tenth of a
+// joule, which the millijoules' rounding alone sets apart, are shown but
+// not judged; the system's power is named beside the SoC's.
+func TestTheSourcesSideBySide(t *testing.T) {
+	res := func(cpu, gpu, ane, system float64) sampler.Result {
+		r := sampler.Result{Duration: 3 * time.Second, Energy: power.Values{CPU: cpu, GPU: gpu, ANE: ane}.Summed()}
+		r.Average = r.Energy.Scale(1.0 / 3)
+		if system > 0 {
+			r.Has.System, r.Energy.System, r.Average.System = true, system*3, system
+		}
+		return r
+	}
+	pass := compared(res(12, 3, 0.05, 0), res(12.6, 2.9, 0.08, 40))
+	if !pass.ok || !strings.Contains(pass.detail, "CPU 12.00 J / 12.60 J (1.050)") || strings.Contains(pass.detail, "ANE 0.050 J / 0.080 J (") ||
+		!strings.Contains(pass.detail, "the system draws 40.00 W beside the SoC's 5.193 W") {
+		t.Errorf("within 10 %%: %+v", pass)
+	}
+	fail := compared(res(12, 3, 0.5, 0), res(12, 3.6, 0.5, 0))
+	if fail.ok || !strings.Contains(fail.detail, "GPU 3.000 J / 3.600 J (1.200)") || len(fail.fixes) != 1 {
+		t.Errorf("20 %% apart: %+v", fail)
+	}
+	if c := (system{euid: 501}).compare(context.Background(), ""); !c.ok || !c.info {
+		t.Errorf("not root: %+v, want information", c)
 	}
 }

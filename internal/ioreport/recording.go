@@ -3,6 +3,7 @@ package ioreport
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -229,3 +230,42 @@ func (rec *Recording) RequestSample() error { return errors.ErrUnsupported }
 
 // Stop does nothing: the caller closes the reader.
 func (rec *Recording) Stop() error { return nil }
+
+// Record writes a recording of lib's readings to w: the header, then a
+// reading at once and every interval after it, until ctx ends or n
+// readings were written (0: no limit). It returns how many were.
+func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer) (int, error) {
+	channels, err := lib.Subscribe()
+	if err != nil {
+		return 0, err
+	}
+	hw, build := lib.Machine()
+	rec, err := NewRecorder(w, Header{HWModel: hw, OSBuild: build, IntervalSeconds: interval.Seconds()}, channels)
+	if err != nil {
+		return 0, err
+	}
+	values := make([]int64, len(channels))
+	origin := time.Now()
+	next := origin
+	for written := 0; n == 0 || written < n; written++ {
+		if written > 0 {
+			t := time.NewTimer(time.Until(next))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return written, nil
+			case <-t.C:
+			}
+		}
+		if err := lib.Read(values); err != nil {
+			return written, err
+		}
+		r := Reading{Values: values, At: time.Now(), Unix: time.Now()}
+		r.System, r.HasSystem = lib.SystemPower()
+		if err := rec.Write(r, origin); err != nil {
+			return written, err
+		}
+		next = r.At.Add(interval)
+	}
+	return n, nil
+}

@@ -1,6 +1,8 @@
 package ioreport_test
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"math"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/sampler"
 )
 
 // A stream reads at its interval, and its windows add up to the fake's
@@ -68,5 +71,31 @@ func TestARequestedReadingComesAtOnce(t *testing.T) {
 	}
 	if _, err := s.Next(); err != io.EOF {
 		t.Errorf("Next after Stop: %v, want io.EOF", err)
+	}
+}
+
+// What Record writes of the fake reads back as its exact energy: a
+// recording made on a Mac gives report what a live run would.
+func TestARecordReadsBackAsTheEnergyItRecorded(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("period=0.4 0=9,3,1 0.2=2,1,0")
+	lib := fakepm.NewIOReport(prof, "", nil)
+	var buf bytes.Buffer
+	before := time.Now()
+	n, err := ioreport.Record(context.Background(), lib, 20*time.Millisecond, 15, &buf)
+	after := time.Now()
+	if err != nil || n != 15 {
+		t.Fatalf("%d readings, %v", n, err)
+	}
+	rec, err := ioreport.NewRecording(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sampler.RecordingWindows(rec, ioreport.Name, nil)
+	if err != nil || res.Samples != 14 || !res.Has.System || res.HWModel != "Mac14,14" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	// The recording spans 14 intervals between before and after.
+	if bound := prof.Energy(before, after).Total(); res.Energy.Total <= 0 || res.Energy.Total > bound {
+		t.Errorf("%.5f J recorded, more than the %.5f J the fake drew meanwhile", res.Energy.Total, bound)
 	}
 }

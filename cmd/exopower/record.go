@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/source"
+)
+
+type recordOptions struct {
+	interval time.Duration
+	source   string
+	count    int
+	duration time.Duration
+	output   string
+}
+
+func newRecordCmd(s *cli.Streams) *cobra.Command {
+	var o recordOptions
+	c := &cobra.Command{
+		Use:   "record [flags] -o FILE",
+		Short: "Write what IOReport and the SMC read, for a bug report or exopower report",
+		Long: `Read IOReport's energy counters and the SMC's system power, as --source ioreport
+does, and write every reading as it comes to FILE: one JSON line per reading,
+each channel's name, unit and raw counter, and the SMC's power (docs/ioreport.md
+describes the format). exopower report FILE gives the summary a live run over
+those readings would. Ctrl-C, --count or --duration end it. powermetrics makes
+its own recordings: sudo powermetrics -f plist ... -o FILE.`,
+		Example: `  exopower record -n 100 -o readings.ndjson
+  exopower report readings.ndjson`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runRecord(c.Context(), s, &o) },
+	}
+	c.Flags().DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "time between readings, such as 100ms or 1s")
+	c.Flags().StringVar(&o.source, "source", source.Auto, "what to record: ioreport (auto is ioreport); powermetrics records itself with -o")
+	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N readings (0: no limit)")
+	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s (0: no limit)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the readings to `FILE` (required)")
+	return c
+}
+
+func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
+	switch {
+	case o.output == "":
+		return cli.Fail(errors.New("record: no file to write to"), "name one with -o, such as -o readings.ndjson")
+	case o.source == source.Powermetrics:
+		return cli.Fail(errors.New("record --source powermetrics: powermetrics writes its own recordings"),
+			"record with: "+source.CommandLine(o.interval, "-n", "100", "-o", "trace.plist")+", then exopower report trace.plist")
+	case o.count < 0 || o.duration < 0 || o.interval < 10*time.Millisecond:
+		return cli.Fail(fmt.Errorf("record: -n %d, -d %v, -i %v: counts and durations are 0 or more, the interval 10ms or more", o.count, o.duration, o.interval))
+	}
+	if err := (source.Options{Kind: o.source, IOReport: openIOReport}).Check(); err != nil {
+		return err
+	}
+	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
+	if err != nil {
+		return err
+	}
+	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
+		return err
+	}
+	open := openIOReport
+	if open == nil {
+		open = ioreport.Open
+	}
+	lib, err := open()
+	if err != nil {
+		return cli.Fail(fmt.Errorf("IOReport: %w", err))
+	}
+	defer lib.Close()
+	ctx, stop := cli.CancelOnSignal(ctx, s.Signals)
+	defer stop()
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	var n int
+	err = output.WriteFile(o.output, func(w io.Writer) error {
+		var err error
+		n, err = ioreport.Record(ctx, lib, o.interval, o.count, w)
+		return err
+	}, id.Cred)
+	if err != nil {
+		return cli.Wrote(o.output, err)
+	}
+	fmt.Fprintf(s.Err, "exopower record: %s to %s\n", output.Count(n, "reading"), o.output)
+	return nil
+}
