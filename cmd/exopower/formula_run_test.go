@@ -52,3 +52,47 @@ func TestFormulaRuns(t *testing.T) {
 		}
 	}
 }
+
+// formulaShim loads a formula outside Homebrew: the class-level DSL is
+// ignored but for the service block, whose calls are printed, and the
+// test block runs against the exopower in BIN.
+const formulaShim = `
+require "pathname"
+require "tmpdir"
+class Formula
+  class << self
+    attr_reader :service_block, :test_block
+    def service(&blk) = @service_block = blk
+    def test(&blk) = @test_block = blk
+    def method_missing(*) = nil
+    def respond_to_missing?(*) = true
+  end
+  Version = Struct.new(:to_s) do
+    def head? = false
+  end
+  attr_reader :testpath
+  def initialize(testpath) = @testpath = testpath
+  def bin = Pathname(ENV.fetch("BIN"))
+  def opt_bin = Pathname("/opt/homebrew/opt/exopower/bin")
+  def var = Pathname("/opt/homebrew/var")
+  def version = Version.new("9.8.7")
+  def shell_output(cmd, status = 0)
+    out = ` + "`#{cmd}`" + `
+    raise "#{cmd}: exit #{$?.exitstatus}, want #{status}" unless $?.exitstatus == status
+    out
+  end
+  def assert_match(want, got)
+    raise "#{want.inspect} does not match #{got.inspect}" unless want.is_a?(Regexp) ? want.match?(got) : got.include?(want)
+  end
+end
+class ServiceCalls
+  def method_missing(name, *args) = puts("service #{name} #{args.flatten.map(&:to_s).join(" ")}")
+  def respond_to_missing?(*) = true
+  def opt_bin = Pathname("/opt/homebrew/opt/exopower/bin")
+  def var = Pathname("/opt/homebrew/var")
+end
+load ARGV[0]
+ServiceCalls.new.instance_exec(&Exopower.service_block)
+Dir.mktmpdir { |d| Exopower.new(Pathname(d)).instance_exec(&Exopower.test_block) }
+puts "test passed"
+`

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,17 +76,22 @@ func (o Options) config() sampler.Config {
 	return sampler.Config{Source: Name, Interval: o.Interval, Grace: o.Grace}
 }
 
-// Check refuses a Kind that is not one, or that this machine cannot
-// have, before anything starts.
+// Check refuses, as a flag, a Kind that is not one, or that this
+// machine cannot have, before anything starts.
 func (o Options) Check() error {
-	switch o.Kind {
-	case "", Auto, Powermetrics:
-		return nil
-	case IOReport:
-		if o.IOReport == nil && runtime.GOOS != "darwin" {
-			return cli.Fail(fmt.Errorf("--source ioreport: IOReport is macOS's, and this is %s", runtime.GOOS),
-				"leave --source out, or give --source powermetrics with a stand-in for powermetrics (see the README)")
-		}
+	if err := o.known(); err != nil {
+		return err
+	}
+	if o.Kind == IOReport && o.IOReport == nil && runtime.GOOS != "darwin" {
+		return cli.Fail(fmt.Errorf("--source ioreport: IOReport is macOS's, and this is %s", runtime.GOOS),
+			"leave --source out, or give --source powermetrics with a stand-in for powermetrics (see the README)")
+	}
+	return nil
+}
+
+// known refuses a Kind that is not one.
+func (o Options) known() error {
+	if o.Kind == "" || slices.Contains(Kinds, o.Kind) {
 		return nil
 	}
 	return cli.Fail(fmt.Errorf("--source %q is no source", o.Kind), "give one of "+strings.Join(Kinds, ", "))
@@ -104,7 +110,7 @@ func (o Options) open() (ioreport.Library, error) {
 // is known to work. Auto starts powermetrics as root, else IOReport where
 // it opens, else powermetrics.
 func Start(ctx context.Context, o Options) (*sampler.Sampler, error) {
-	if err := o.Check(); err != nil {
+	if err := o.known(); err != nil {
 		return nil, err
 	}
 	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
@@ -156,7 +162,7 @@ type Restarter interface {
 // is neither measured nor bridged. IOReport, read in process, is not
 // started again: it has no process to die.
 func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, error) {
-	if err := o.Check(); err != nil {
+	if err := o.known(); err != nil {
 		return nil, nil, err
 	}
 	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
