@@ -418,3 +418,37 @@ func TestLaunchDaemonPlist(t *testing.T) {
 		t.Errorf("UserName %q: powermetrics needs root", d.UserName)
 	}
 }
+
+// The LaunchAgent runs serve as the user, over IOReport, which needs no
+// root: its arguments are serve's flags, with --source ioreport.
+func TestLaunchAgentPlist(t *testing.T) {
+	path := filepath.Join("..", "..", "scripts", "com.exopower.serve.agent.plist")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Label                              string
+		ProgramArguments                   []string
+		RunAtLoad, KeepAlive               *bool
+		StandardOutPath, StandardErrorPath string
+		UserName                           string
+	}
+	if format, err := plist.Unmarshal(b, &d); err != nil || format != plist.XMLFormat {
+		t.Fatalf("%s: not an XML plist (format %d): %v", path, format, err)
+	}
+	if d.Label != "com.exopower.serve.agent" || filepath.Base(path) != d.Label+".plist" || d.UserName != "" {
+		t.Errorf("Label %q, UserName %q; want com.exopower.serve.agent, the file's name, and no user but the one logged in", d.Label, d.UserName)
+	}
+	serve := newServeCmd(&cli.Streams{Getenv: func(string) string { return "" }})
+	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || d.ProgramArguments[1] != "serve" ||
+		serve.ParseFlags(d.ProgramArguments[2:]) != nil || len(serve.Flags().Args()) != 0 {
+		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve and its flags", d.ProgramArguments)
+	}
+	if src, _ := serve.Flags().GetString("source"); src != "ioreport" {
+		t.Errorf("--source %q; want ioreport, which needs no root", src)
+	}
+	if d.RunAtLoad == nil || !*d.RunAtLoad || d.KeepAlive == nil || !*d.KeepAlive || !filepath.IsAbs(d.StandardOutPath) || d.StandardErrorPath != d.StandardOutPath {
+		t.Errorf("RunAtLoad %v, KeepAlive %v, output %q and %q", d.RunAtLoad, d.KeepAlive, d.StandardOutPath, d.StandardErrorPath)
+	}
+}
