@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -23,12 +24,12 @@ import (
 // TestMain makes the test binary stand in for exopower, the fake
 // powermetrics and the scripts' helpers, by the name it is run under.
 // Run as exopower with EXOPOWER_FAKE_IOREPORT set, it reads the fake
-// IOReport (over FAKEPM_PROFILE, as FAKEPM_IOREPORT says) for --source
-// ioreport.
+// IOReport (over FAKEPM_PROFILE, by default the fake powermetrics's square
+// wave, as FAKEPM_IOREPORT says) for --source ioreport.
 func TestMain(m *testing.M) {
 	if os.Getenv("EXOPOWER_FAKE_IOREPORT") != "" {
 		openIOReport = func() (ioreport.Library, error) {
-			prof, err := fakepm.ParseProfile(os.Getenv("FAKEPM_PROFILE"))
+			prof, err := fakepm.ParseProfile(cmp.Or(os.Getenv("FAKEPM_PROFILE"), fakepm.DefaultProfile))
 			if err != nil {
 				return nil, err
 			}

@@ -47,6 +47,9 @@ func FormatOf(path string) (Format, error) {
 type Window struct {
 	Start, End float64
 	Power      power.Values
+	// Has says whether the window holds the memory's and the system's
+	// power (the SoC's parts it always holds).
+	Has power.Reported
 }
 
 // Power is the power of a span over time.
@@ -74,8 +77,39 @@ func (s Size) Check() error {
 // dpi is the resolution of a PNG, and the scale of an SVG's pixels.
 const dpi = 96
 
-// Components are the series drawn, in the legend's order.
-var Components = []string{"total", "CPU", "GPU", "ANE"}
+// Components are the series drawn, in the legend's order: the system's
+// and the memory's only where some window holds them.
+var Components = []string{"system", "total", "CPU", "GPU", "ANE", "DRAM"}
+
+// component is the value of Components[i] in v.
+func component(v power.Values, i int) float64 {
+	return [...]float64{v.System, v.Total, v.CPU, v.GPU, v.ANE, v.DRAM}[i]
+}
+
+// held says whether a window with has holds Components[i].
+func held(has power.Reported, i int) bool {
+	switch Components[i] {
+	case "system":
+		return has.System
+	case "DRAM":
+		return has.DRAM
+	}
+	return true
+}
+
+// drawn are the components some window of ws holds.
+func drawn(ws []Window) []int {
+	var out []int
+	for i := range Components {
+		for _, w := range ws {
+			if held(w.Has, i) {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // WritePower draws p as format f, size big, to w.
 func WritePower(w io.Writer, f Format, size Size, p Power) error {
@@ -116,12 +150,21 @@ func powerPlot(p Power) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = fmt.Sprintf("%s\n%.4g J over %.4g s, %.4g W on average (the shaded span)",
 		p.Title, p.Energy.Total, p.SpanEnd, p.Average.Total)
+	series := drawn(p.Windows)
+	if series[0] == 0 { // the system's leads, as in the summary
+		pl.Title.Text = fmt.Sprintf("%s\nsystem %.4g J over %.4g s, %.4g W on average (the shaded span); SoC %.4g J",
+			p.Title, p.Energy.System, p.SpanEnd, p.Average.System, p.Energy.Total)
+	}
 	pl.X.Label.Text = "time from the span's start (s)"
 	pl.Y.Label.Text = "power (W)"
 	pl.Legend.Top = true
 	peak := 0.0
 	for _, w := range p.Windows {
-		peak = max(peak, w.Power.Total, w.Power.CPU, w.Power.GPU, w.Power.ANE)
+		for _, i := range series {
+			if held(w.Has, i) {
+				peak = max(peak, component(w.Power, i))
+			}
+		}
 	}
 	top := math.Max(1, peak*1.1)
 	span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: p.SpanEnd, Y: 0}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
@@ -131,9 +174,10 @@ func powerPlot(p Power) (*plot.Plot, error) {
 	span.Color = color.RGBA{R: 0xe8, G: 0xee, B: 0xf8, A: 0xff}
 	span.LineStyle.Width = 0
 	pl.Add(span, plotter.NewGrid())
-	colors := []color.Color{color.Black, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}}
-	for i, name := range Components {
+	colors := []color.Color{color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.Black, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}}
+	for _, i := range series {
+		name := Components[i]
 		l, err := plotter.NewLine(steps(p.Windows, i))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -149,12 +193,14 @@ func powerPlot(p Power) (*plot.Plot, error) {
 
 // steps are a component's points: each window's average held over it, so
 // that a gap between windows shows as the straight bridge the energy
-// accounts draw over it.
-func steps(ws []Window, component int) plotter.XYs {
+// accounts draw over it. A window without the component is left out.
+func steps(ws []Window, i int) plotter.XYs {
 	xys := make(plotter.XYs, 0, 2*len(ws))
 	for _, w := range ws {
-		v := [4]float64{w.Power.Total, w.Power.CPU, w.Power.GPU, w.Power.ANE}[component]
-		xys = append(xys, plotter.XY{X: w.Start, Y: v}, plotter.XY{X: w.End, Y: v})
+		if held(w.Has, i) {
+			v := component(w.Power, i)
+			xys = append(xys, plotter.XY{X: w.Start, Y: v}, plotter.XY{X: w.End, Y: v})
+		}
 	}
 	return xys
 }

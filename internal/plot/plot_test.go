@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"image/png"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,34 +65,60 @@ func svgOf(t *testing.T, b []byte) (texts []string, paths []int) {
 	return texts, paths
 }
 
-func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
+// legendAndSeries draws p as an SVG: its texts, and how many of its
+// paths are a series (two points a window; nothing else on the chart has
+// as many).
+func legendAndSeries(t *testing.T, p Power) (texts []string, series int) {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := WritePower(&buf, SVG, Size{Width: 800, Height: 400}, aRun); err != nil {
+	if err := WritePower(&buf, SVG, Size{Width: 800, Height: 400}, p); err != nil {
 		t.Fatal(err)
 	}
 	texts, paths := svgOf(t, buf.Bytes())
+	for _, n := range paths {
+		if n == 2*len(p.Windows) {
+			series++
+		}
+	}
+	return texts, series
+}
+
+func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
+	texts, series := legendAndSeries(t, aRun)
 	all := strings.Join(texts, "\n")
 	for _, name := range Components {
-		found := false
-		for _, s := range texts {
-			found = found || s == name
-		}
-		if !found {
-			t.Errorf("no legend entry %q in the texts %q", name, texts)
+		found := slices.Contains(texts, name)
+		if soc := name != "system" && name != "DRAM"; found != soc {
+			t.Errorf("legend entry %q: %v, want %v (windows without the memory's and the system's power draw no line of them): texts %q", name, found, soc, texts)
 		}
 	}
 	if !strings.Contains(all, "1.5 J over 0.25 s, 6 W on average") || !strings.Contains(all, "exopower run -- make") {
 		t.Errorf("the title does not give the span's energy and average: %q", all)
 	}
-	// A series holds two points a window; nothing else on the chart does.
-	series := 0
-	for _, n := range paths {
-		if n == 2*len(aRun.Windows) {
-			series++
+	if series != 4 {
+		t.Errorf("%d series, want one per part of the SoC and the total (4)", series)
+	}
+}
+
+// Windows that hold the system's and the memory's power draw them too,
+// and the title leads with the system's energy, as the summary does.
+func TestAnSVGDrawsTheSystemAndTheMemoryWhereTheWindowsHoldThem(t *testing.T) {
+	p := aRun
+	p.Windows = slices.Clone(aRun.Windows)
+	for i := range p.Windows {
+		p.Windows[i].Power.System, p.Windows[i].Power.DRAM = 40+float64(i), 1.25
+		p.Windows[i].Has = power.Reported{CPU: true, GPU: true, ANE: true, DRAM: true, System: true}
+	}
+	p.Energy.System, p.Average.System = 10.25, 41
+	texts, series := legendAndSeries(t, p)
+	all := strings.Join(texts, "\n")
+	for _, name := range Components {
+		if !slices.Contains(texts, name) {
+			t.Errorf("no legend entry %q in %q", name, texts)
 		}
 	}
-	if series != len(Components) {
-		t.Errorf("%d paths of %d points, want one per component (%d)", series, 2*len(aRun.Windows), len(Components))
+	if series != len(Components) || !strings.Contains(all, "system 10.25 J over 0.25 s, 41 W on average") || !strings.Contains(all, "SoC 1.5 J") {
+		t.Errorf("%d series (want %d), title %q", series, len(Components), all)
 	}
 }
 

@@ -256,7 +256,7 @@ func readWindows(r io.Reader) ([]output.SampleRow, error) {
 func PowerOf(title string, rows []output.SampleRow) Power {
 	p := Power{Title: title}
 	for _, r := range rows {
-		p.Windows = append(p.Windows, Window{Start: float64(r.StartSeconds), End: float64(r.EndSeconds), Power: r.PowerWatts.Values()})
+		p.Windows = append(p.Windows, Window{Start: float64(r.StartSeconds), End: float64(r.EndSeconds), Power: r.PowerWatts.Values(), Has: r.PowerWatts.Has()})
 		p.Energy = p.Energy.Add(r.EnergyJoules.Values())
 	}
 	if len(rows) > 0 {
