@@ -117,9 +117,20 @@ func TestIOReportServe(t *testing.T) {
 	}
 	holdIO(t, "serve's span", end.Summary, 0.5)
 	m := scrapeMetrics(t, s.url)
-	if m["exopower_system_energy_joules_total"] <= 0 || m[`exopower_energy_joules_total{component="dram"}`] <= 0 || m[`exopower_source_info{hw_model="Mac14,14",os_build="24F74",tool="ioreport"}`] != 1 {
-		t.Errorf("metrics: system %v, dram %v, source %v", m["exopower_system_energy_joules_total"], m[`exopower_energy_joules_total{component="dram"}`],
+	if m["exopower_system_energy_joules_total"] <= 0 || m["exopower_dram_energy_joules_total"] <= 0 || m[`exopower_source_info{hw_model="Mac14,14",os_build="24F74",tool="ioreport"}`] != 1 {
+		t.Errorf("metrics: system %v, dram %v, source %v", m["exopower_system_energy_joules_total"], m["exopower_dram_energy_joules_total"],
 			m[`exopower_source_info{hw_model="Mac14,14",os_build="24F74",tool="ioreport"}`])
+	}
+	// The memory is beside the SoC, not a part of it: sum() over the
+	// components' counter stays the SoC's.
+	parts := 0.0
+	for k, v := range m {
+		if strings.HasPrefix(k, "exopower_energy_joules_total{") {
+			parts += v
+		}
+	}
+	if soc := m["exopower_soc_energy_joules_total"]; math.Abs(parts-soc) > 1e-6*soc {
+		t.Errorf("the components' counters sum to %v J, the SoC's is %v J", parts, soc)
 	}
 }
 

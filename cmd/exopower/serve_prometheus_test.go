@@ -85,22 +85,27 @@ func awaitMetric(t *testing.T, addr, name string) []byte {
 
 // promtool check metrics passes on /metrics, in the Prometheus text format
 // and in OpenMetrics, which a client asks for with its Accept header (and
-// Prometheus does, first of all).
+// Prometheus does, first of all): over powermetrics, and over IOReport,
+// whose metrics add the memory's and the system's.
 func TestPromtoolChecksMetrics(t *testing.T) {
 	t.Parallel()
 	promtool := needTool(t, "promtool")
-	addr := startServe(t, "0=10,2,0.5", nil, "-i", "100ms").addr
-	awaitMetric(t, addr, "exopower_soc_power_watts")
+	pm := startServe(t, "0=10,2,0.5", nil, "-i", "100ms").addr
+	io := startServe(t, "0=10,2,0.5", []string{"EXOPOWER_FAKE_IOREPORT=1"}, "--source", "ioreport", "-i", "100ms").addr
+	awaitMetric(t, pm, "exopower_soc_power_watts")
+	awaitMetric(t, io, "exopower_system_power_watts")
 	tests := []struct {
-		name, accept, contentType string
-		problems                  func(body []byte, promtool []string) []string
+		name, addr, accept, contentType string
+		problems                        func(body []byte, promtool []string) []string
 	}{
-		{"the text format passes", "", "text/plain; version=0.0.4", func(_ []byte, p []string) []string { return p }},
-		{"OpenMetrics passes", "application/openmetrics-text; version=1.0.0", "application/openmetrics-text; version=1.0.0", openMetricsProblems},
+		{"the text format passes", pm, "", "text/plain; version=0.0.4", func(_ []byte, p []string) []string { return p }},
+		{"OpenMetrics passes", pm, "application/openmetrics-text; version=1.0.0", "application/openmetrics-text; version=1.0.0", openMetricsProblems},
+		{"the text format passes over ioreport", io, "", "text/plain; version=0.0.4", func(_ []byte, p []string) []string { return p }},
+		{"OpenMetrics passes over ioreport", io, "application/openmetrics-text; version=1.0.0", "application/openmetrics-text; version=1.0.0", openMetricsProblems},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body, ct := get(t, "http://"+addr+"/metrics", tt.accept)
+			body, ct := get(t, "http://"+tt.addr+"/metrics", tt.accept)
 			if !strings.HasPrefix(ct, tt.contentType) {
 				t.Fatalf("Content-Type %q, want %s", ct, tt.contentType)
 			}

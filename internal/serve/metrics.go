@@ -3,8 +3,6 @@ package serve
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/exopower/exopower/internal/power"
 )
 
 // components are the parts of the SoC, by their label.
@@ -17,6 +15,7 @@ type collector struct {
 	s                                       *Server
 	energy, socEnergy, power, socPower      *prometheus.Desc
 	systemEnergy, systemPower               *prometheus.Desc
+	dramEnergy, dramPower                   *prometheus.Desc
 	covered, samples, errors, restarts      *prometheus.Desc
 	lastSample, sourceInfo, buildInfo, open *prometheus.Desc
 }
@@ -36,16 +35,18 @@ func newCollector(s *Server) *collector {
 	}
 	return &collector{
 		s:            s,
-		energy:       d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (powermetrics, integrated over its windows).", "component"),
+		energy:       d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (the source's windows, integrated).", "component"),
 		socEnergy:    d("soc_energy_joules_total", "Energy of the whole SoC (CPU + GPU + ANE) since exopower serve started, in joules: a metric of its own, so that sum() over exopower_energy_joules_total never counts it twice."),
 		power:        d("power_watts", "Average power of one part of the SoC over the last window, in watts.", "component"),
 		socPower:     d("soc_power_watts", "Average power of the whole SoC over the last window, in watts."),
 		systemEnergy: d("system_energy_joules_total", "Energy of the whole Mac as its SMC reports it (PSTR) since exopower serve started, in joules: SoC, memory, display, storage and the rest; only where the source reads the SMC (ioreport)."),
 		systemPower:  d("system_power_watts", "Average power of the whole Mac as its SMC reports it over the last window, in watts; only where the source reads the SMC."),
+		dramEnergy:   d("dram_energy_joules_total", "Energy of the memory (DRAM) since exopower serve started, in joules: beside the SoC's, not a part of it; only where the source reads it (ioreport)."),
+		dramPower:    d("dram_power_watts", "Average power of the memory (DRAM) over the last window, in watts; only where the source reads it."),
 		covered:      d("covered_seconds_total", "Time covered by measured windows, in seconds: its increase() over a range, divided by the range, is the coverage."),
 		samples:      d("samples_total", "Windows measured."),
-		errors:       d("sample_errors_total", "powermetrics documents that could not be used, by reason.", "reason"),
-		restarts:     d("source_restarts_total", "Times powermetrics was started again after it ended."),
+		errors:       d("sample_errors_total", "Readings of the source (powermetrics's documents) that could not be used, by reason.", "reason"),
+		restarts:     d("source_restarts_total", "Times the source was started again after it ended (powermetrics exited, or IOReport's counters went back)."),
 		lastSample:   d("last_sample_timestamp_seconds", "When the last window's document arrived, in seconds since the Unix epoch."),
 		sourceInfo:   d("source_info", "Where the numbers come from; always 1.", "tool", "hw_model", "os_build"),
 		buildInfo:    d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
@@ -54,7 +55,7 @@ func newCollector(s *Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.systemEnergy, c.systemPower, c.covered, c.samples,
+	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.systemEnergy, c.systemPower, c.dramEnergy, c.dramPower, c.covered, c.samples,
 		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open} {
 		ch <- d
 	}
@@ -71,22 +72,28 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// The memory's and the system's only where the source reports them:
 	// a 0 that was never measured would read as a Mac that drew nothing.
-	names, values := parts(t.Energy, t.Has)
-	for i, v := range values {
-		counter(c.energy, v, names[i])
+	// Each is a metric of its own, so that sum() over the components
+	// stays the SoC's.
+	for i, v := range []float64{t.Energy.CPU, t.Energy.GPU, t.Energy.ANE} {
+		counter(c.energy, v, components[i])
 	}
 	counter(c.socEnergy, t.Energy.Total)
+	if t.Has.DRAM {
+		counter(c.dramEnergy, t.Energy.DRAM)
+	}
 	if t.Has.System {
 		counter(c.systemEnergy, t.Energy.System)
 	}
 	if t.Windows > 0 {
 		// Before the first window there is no power to tell: no gauge
 		// rather than a zero that was never measured.
-		names, values := parts(t.Last.Power, t.Has)
-		for i, v := range values {
-			gauge(c.power, v, names[i])
+		for i, v := range []float64{t.Last.Power.CPU, t.Last.Power.GPU, t.Last.Power.ANE} {
+			gauge(c.power, v, components[i])
 		}
 		gauge(c.socPower, t.Last.Power.Total)
+		if t.Has.DRAM {
+			gauge(c.dramPower, t.Last.Power.DRAM)
+		}
 		if t.Has.System {
 			gauge(c.systemPower, t.Last.Power.System)
 		}
@@ -104,13 +111,4 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	open := len(c.s.spans)
 	c.s.mu.Unlock()
 	gauge(c.open, float64(open))
-}
-
-// parts are the components of v by their label: the SoC's, and the
-// memory's where the source reports it.
-func parts(v power.Values, has power.Reported) ([]string, []float64) {
-	if has.DRAM {
-		return []string{"cpu", "gpu", "ane", "dram"}, []float64{v.CPU, v.GPU, v.ANE, v.DRAM}
-	}
-	return components, []float64{v.CPU, v.GPU, v.ANE}
 }
