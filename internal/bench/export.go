@@ -15,13 +15,16 @@ import (
 // WriteCSV writes one row per command, as hyperfine's --export-csv does,
 // with energies in joules, power in watts and durations in seconds, and
 // a column per -L parameter. An unknown value (a stddev of one run, a
-// net energy without baseline) is an empty field.
+// net energy without baseline, the system's energy where the source
+// does not read it) is an empty field. The system's columns come after
+// the units', so that the columns before keep their places.
 func WriteCSV(w io.Writer, rep *Report) error {
 	params := paramNames(rep)
 	head := []string{"command", "energy_mean", "energy_stddev", "energy_median", "energy_min", "energy_max",
 		"net_energy_mean", "net_energy_stddev", "net_energy_uncertainty", "power_mean", "power_stddev",
 		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs",
-		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units"}
+		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units",
+		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev"}
 	for _, p := range params {
 		head = append(head, "parameter_"+p)
 	}
@@ -38,6 +41,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, spreadFields(r.EnergyPerUnitJoules, false)...)
 		row = append(row, spreadFields(r.UnitsPerJoule, false)...)
 		row = append(row, unitsMissing(rep, r))
+		row = append(row, spreadFields(r.SystemEnergyJoules, false)...)
+		row = append(row, spreadFields(r.NetSystemEnergyJoules, false)...)
 		for _, p := range params {
 			row = append(row, r.Parameters[p])
 		}
@@ -88,15 +93,23 @@ func paramNames(rep *Report) []string {
 
 // WriteMarkdown writes the table people paste into a pull request: each
 // command's energy, net energy, power and duration as mean ± σ, and its
-// energy relative to the reference.
+// energy relative to the reference; the whole system's energy where the
+// source reads it.
 func WriteMarkdown(w io.Writer, rep *Report) error {
 	var b strings.Builder
+	system := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.SystemEnergyJoules != nil })
 	b.WriteString("| Command | Energy [J] | Min [J] | Max [J] | Net energy [J] | Power [W] | Duration [s] | Relative |")
 	if rep.Unit != nil {
 		fmt.Fprintf(&b, " Energy per %s [J] |", *rep.Unit)
 	}
+	if system {
+		b.WriteString(" System energy [J] |")
+	}
 	b.WriteString("\n|:---|---:|---:|---:|---:|---:|---:|---:|")
 	if rep.Unit != nil {
+		b.WriteString("---:|")
+	}
+	if system {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
@@ -114,6 +127,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 			meanSD(r.DurationSeconds, 3), rel)
 		if rep.Unit != nil {
 			fmt.Fprintf(&b, " %s |", meanSD(r.EnergyPerUnitJoules, 6))
+		}
+		if system {
+			fmt.Fprintf(&b, " %s |", meanSD(r.SystemEnergyJoules, 3))
 		}
 		b.WriteString("\n")
 	}

@@ -147,8 +147,9 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[1][1] != "3" || rows[1][6] != "" || rows[1][len(rows[1])-1] != "1" ||
-		rows[0][len(rows[0])-1] != "parameter_n" {
+	n := len(rows[0])
+	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[1][1] != "3" || rows[1][6] != "" || rows[1][n-1] != "1" ||
+		rows[0][n-1] != "parameter_n" || rows[0][n-5] != "system_energy_mean" || rows[1][n-5] != "" {
 		t.Errorf("csv:\n%v", rows)
 	}
 }
@@ -186,6 +187,23 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 	if r.SystemEnergyJoules == nil || r.SystemEnergyJoules.Mean != 42 || r.NetSystemEnergyJoules == nil || r.NetSystemEnergyJoules.Mean != 10 ||
 		*r.Runs[0].NetSystemEnergyJoules != 8 {
 		t.Errorf("system %+v, net %+v, run's net %v; want 42 J, 10 J and 8 J", r.SystemEnergyJoules, r.NetSystemEnergyJoules, r.Runs[0].NetSystemEnergyJoules)
+	}
+	// The exports carry it: CSV's last columns, Markdown's last.
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rows[0]); rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "42" || rows[0][n-2] != "net_system_energy_mean" || rows[1][n-2] != "10" {
+		t.Errorf("csv:\n%v", rows)
+	}
+	buf.Reset()
+	WriteMarkdown(&buf, rep)
+	if md := buf.String(); !strings.Contains(md, " System energy [J] |\n") || !strings.HasSuffix(md, " | 42.000 ± 2.828 |\n") {
+		t.Errorf("markdown:\n%s", md)
 	}
 	// A run without the system's energy: no spread of it.
 	rep.Results = []Result{{Command: "y", Runs: []Run{run(5, 40), runOf(6, 1)}}}
