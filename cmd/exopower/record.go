@@ -75,7 +75,7 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	}
 	lib, err := open()
 	if err != nil {
-		return cli.Fail(fmt.Errorf("IOReport: %w", err))
+		return cli.Fail(fmt.Errorf("IOReport: %w", err), "exopower record reads IOReport on an Apple Silicon Mac, as any user; exopower report reads what it wrote anywhere")
 	}
 	defer lib.Close()
 	ctx, stop := cli.CancelOnSignal(ctx, s.Signals)

@@ -98,6 +98,10 @@ func (e *RecordingError) Cut() bool          { return false }
 // header.
 var ErrNotRecording = errors.New("not an IOReport recording: its first line is not {\"type\":\"ioreport-recording\",...}")
 
+// ErrNewerRecording says that a recording is of a schema this exopower
+// does not read: a newer one wrote it.
+var ErrNewerRecording = errors.New("a newer exopower wrote it")
+
 // Recording reads a recording as a stream of windows: a sampler.Source
 // whose windows sit where their readings were taken (mono_ns), from the
 // first reading's wall-clock time.
@@ -138,7 +142,7 @@ func NewRecording(r io.Reader) (*Recording, error) {
 		return nil, ErrNotRecording
 	}
 	if rec.header.SchemaVersion != 1 {
-		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1", rec.header.SchemaVersion)
+		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1: %w", rec.header.SchemaVersion, ErrNewerRecording)
 	}
 	rec.w.plan = &rec.plan
 	return rec, nil
@@ -146,6 +150,9 @@ func NewRecording(r io.Reader) (*Recording, error) {
 
 // Header is the recording's first line.
 func (rec *Recording) Header() Header { return rec.header }
+
+// ReadingName names what a recording holds, in messages.
+func (rec *Recording) ReadingName() string { return "reading" }
 
 // Warnings say what of the channels was left out, and why.
 func (rec *Recording) Warnings() []string { return rec.plan.Warnings }

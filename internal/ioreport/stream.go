@@ -2,6 +2,7 @@ package ioreport
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -41,15 +42,24 @@ type Stream struct {
 	bufs     [2][]int64 // a reading's counters, and the one before's
 	flip     int
 	next     time.Time // when the next reading is due
+	failed   int       // readings failed in a row
 	requests chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
 	stopErr  error
 
-	// mu keeps Stop from closing the library under a reading.
-	mu     sync.Mutex
-	closed bool
+	// mu keeps Stop from closing the library under a reading, and
+	// guards breaks, which serve reads as the source's restarts.
+	mu        sync.Mutex
+	closed    bool
+	breaks    int
+	lastBreak error
 }
+
+// maxFailedReads is how many readings in a row may fail before the
+// stream ends: a reading that fails loses nothing, since the next one's
+// counters still hold all the energy since the last that did not.
+const maxFailedReads = 5
 
 // NewStream subscribes to lib's channels and takes the first reading,
 // from which the first window runs. now is the monotonic clock (time.Now
@@ -119,14 +129,25 @@ func (s *Stream) Next() (power.Sample, error) {
 		case <-t.C:
 		}
 		r, err := s.read()
-		if err != nil {
+		switch {
+		case err == io.EOF: // stopped
 			return power.Sample{}, err
+		case err != nil:
+			if s.failed++; s.failed < maxFailedReads {
+				s.next = s.now().Add(s.interval)
+				continue
+			}
+			return power.Sample{}, fmt.Errorf("%d readings of IOReport in a row failed: %w", s.failed, err)
 		}
+		s.failed = 0
 		// The next window runs from this reading, as powermetrics's run
 		// from the one a request ended.
 		s.next = r.At.Add(s.interval)
 		smp, ok, err := s.w.next(r)
 		if err != nil {
+			s.mu.Lock()
+			s.breaks, s.lastBreak = s.breaks+1, err
+			s.mu.Unlock()
 			return power.Sample{}, err
 		}
 		if ok {
@@ -135,6 +156,17 @@ func (s *Stream) Next() (power.Sample, error) {
 		}
 	}
 }
+
+// Restarts says how many times the counters went back (a break in the
+// stream, as a powermetrics started again is), and why the last time.
+func (s *Stream) Restarts() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.breaks, s.lastBreak
+}
+
+// ReadingName names what the stream reads, in messages.
+func (s *Stream) ReadingName() string { return "reading" }
 
 // CanRequestSample is true: a reading can be taken at any moment.
 func (s *Stream) CanRequestSample() bool { return true }

@@ -3,13 +3,16 @@ package ioreport_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -97,5 +100,87 @@ func TestARecordReadsBackAsTheEnergyItRecorded(t *testing.T) {
 	// The recording spans 14 intervals between before and after.
 	if bound := prof.Energy(before, after).Total(); res.Energy.Total <= 0 || res.Energy.Total > bound {
 		t.Errorf("%.5f J recorded, more than the %.5f J the fake drew meanwhile", res.Energy.Total, bound)
+	}
+}
+
+// flaky is a Library whose reads fail while fails is above 0.
+type flaky struct {
+	ioreport.Library
+	fails int
+}
+
+func (f *flaky) Read(values []int64) error {
+	if f.fails > 0 {
+		f.fails--
+		return errors.New("IOReport gave no sample")
+	}
+	return f.Library.Read(values)
+}
+
+// A reading that fails is taken again at the next interval, and loses
+// nothing: the next window's counters hold all the energy since the last
+// reading. Five in a row end the stream, naming why.
+func TestAFailedReadingLosesNothingAndFiveInARowEndTheStream(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	lib := &flaky{Library: fakepm.NewIOReport(prof, "", nil)}
+	s, err := ioreport.NewStream(lib, 20*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	lib.fails = 4
+	smp, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The window runs over the four failed intervals and the fifth.
+	if e, want := smp.Energy.Total, 12.5*smp.Window.Seconds(); smp.Window < 100*time.Millisecond || math.Abs(e-want) > 0.002 {
+		t.Errorf("window %v of %.4f J, want one over the failed readings of %.4f J", smp.Window, e, want)
+	}
+	lib.fails = 5
+	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "5 readings of IOReport in a row failed: IOReport gave no sample") {
+		t.Errorf("after five failed readings: %v", err)
+	}
+}
+
+// Counters that go back are a break, and serve counts breaks as the
+// source's restarts.
+func TestCountersThatGoBackAreCountedAsRestarts(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	s, err := ioreport.NewStream(fakepm.NewIOReport(prof, "back-after=3", nil), 10*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	var breaks int
+	for range 6 {
+		_, err := s.Next()
+		var be *power.BreakError
+		if errors.As(err, &be) {
+			breaks++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, last := s.Restarts(); breaks == 0 || n != breaks || last == nil {
+		t.Errorf("%d breaks read, Restarts says %d (%v)", breaks, n, last)
+	}
+}
+
+// channelsOnly is a Library of the given channels, whose counters stay 0.
+type channelsOnly []ioreport.Channel
+
+func (c channelsOnly) Subscribe() ([]ioreport.Channel, error) { return c, nil }
+func (c channelsOnly) Read([]int64) error                     { return nil }
+func (c channelsOnly) SystemPower() (float64, bool)           { return 0, false }
+func (c channelsOnly) Machine() (string, string)              { return "", "" }
+func (c channelsOnly) Close() error                           { return nil }
+
+// A group without a CPU, GPU or ANE channel that exopower knows is no
+// source: the stream refuses to start rather than measure 0 W.
+func TestAStreamWithoutTheSoCsChannelsIsRefused(t *testing.T) {
+	lib := channelsOnly{{Group: ioreport.Group, Name: "ISP", Unit: "mJ"}, {Group: ioreport.Group, Name: "DRAM", Unit: "mJ"}}
+	if _, err := ioreport.NewStream(lib, time.Second, nil); err == nil || !strings.Contains(err.Error(), "no CPU, GPU or ANE energy channel") {
+		t.Errorf("NewStream: %v", err)
 	}
 }

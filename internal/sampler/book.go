@@ -20,6 +20,8 @@ type book struct {
 	// what it says of itself, in every result's warnings.
 	source string
 	notes  []string
+	// noun is what the source calls a reading: a document, a reading.
+	noun string
 	// interval is the sample interval the stream was asked for; zero for
 	// a recording, which has none (and so no window is too long for it).
 	interval time.Duration
@@ -68,14 +70,14 @@ func (b *book) take(s power.Sample) []delivery {
 		// is no room for it. Its watts over no time would be no data.
 		for _, sp := range b.spans {
 			if w.End.After(sp.Start) {
-				sp.crowded.add(fmt.Sprintf("document %d: its %v window has no room", s.Index, s.Window.Round(time.Millisecond)))
+				sp.crowded.add(fmt.Sprintf("%s %d: its %v window has no room", b.noun, s.Index, s.Window.Round(time.Millisecond)))
 			}
 		}
 		return b.out
 	}
 	b.ledger.add(w)
 	for _, sp := range b.spans {
-		if tot, ok := sp.note(w, &b.ledger, b.interval, &s); ok && sp.onWindow != nil {
+		if tot, ok := sp.note(w, &b.ledger, b.interval, b.noun, &s); ok && sp.onWindow != nil {
 			b.out = append(b.out, delivery{sp.onWindow, w, tot})
 		}
 	}
@@ -171,7 +173,7 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		if b.recorded {
 			what = "their windows are not in the recording's timeline"
 		}
-		r.Warnings = append(r.Warnings, sp.lost.warning(b.source, what))
+		r.Warnings = append(r.Warnings, sp.lost.warning(b.source, b.noun, what))
 	}
 	if sp.breaks.count > 0 {
 		times := "once"
@@ -182,7 +184,7 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 			"; the time until each new one's first window is not measured (coverage shows it)"))
 	}
 	if sp.crowded.count > 0 {
-		r.Warnings = append(r.Warnings, sp.crowded.warning(b.source, "they came in the same read as the document before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
+		r.Warnings = append(r.Warnings, sp.crowded.warning(b.source, b.noun, "they came in the same read as the one before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
 	}
 	if sp.disagree > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", b.source, sp.disagree, sp.disagreeMax))

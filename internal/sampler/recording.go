@@ -1,7 +1,6 @@
 package sampler
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -21,7 +20,7 @@ func Recording(src Source, source string) (Result, error) { return RecordingWind
 // recording to onWindow, when not nil, with the totals after it, as
 // Sampler.Begin does for a live span.
 func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) (Result, error) {
-	b := book{source: source, recorded: true}
+	b := book{source: source, noun: readingName(src), recorded: true}
 	var sp *Span
 	var back []string
 	var prev time.Time
@@ -38,8 +37,8 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 			if !prev.IsZero() && s.Timestamp.Before(prev.Add(-time.Second)) && len(back) < maxNotes {
 				// Timestamps have whole seconds, but they do not go back:
 				// two recordings in one file, or a file joined to itself.
-				back = append(back, fmt.Sprintf("document %d is timestamped %v, before the document ahead of it (%v): the file may hold more than one recording",
-					s.Index, s.Timestamp.UTC().Format(time.RFC3339), prev.UTC().Format(time.RFC3339)))
+				back = append(back, fmt.Sprintf("%s %d is timestamped %v, before the %s ahead of it (%v): the file may hold more than one recording",
+					b.noun, s.Index, s.Timestamp.UTC().Format(time.RFC3339), b.noun, prev.UTC().Format(time.RFC3339)))
 			}
 			prev = s.Timestamp
 			windows = append(windows, indexed{s.Index, s.Window})
@@ -63,11 +62,11 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 		case b.endErr != io.EOF:
 			return Result{}, b.endErr
 		case firstLost != nil:
-			return Result{}, fmt.Errorf("no usable document: %w", firstLost)
+			return Result{}, fmt.Errorf("no usable %s: %w", b.noun, firstLost)
 		}
-		return Result{}, errors.New("no document in the stream")
+		return Result{}, fmt.Errorf("no %s in the stream", b.noun)
 	}
-	return b.close(sp, b.placer.end, append(back, longWindows(windows)...)...), nil
+	return b.close(sp, b.placer.end, append(back, longWindows(b.noun, windows)...)...), nil
 }
 
 // indexed is a document's window and its index in the stream.
@@ -79,7 +78,7 @@ type indexed struct {
 // longWindows warns of the windows far longer than a recording's typical
 // one. A recording has no interval: the median window stands in for it,
 // which, unlike the mean, one long window does not raise.
-func longWindows(ws []indexed) []string {
+func longWindows(noun string, ws []indexed) []string {
 	lengths := make([]time.Duration, len(ws))
 	for i, w := range ws {
 		lengths[i] = w.window
@@ -90,7 +89,7 @@ func longWindows(ws []indexed) []string {
 	var msgs []string
 	more := 0
 	for _, w := range ws {
-		msg, ok := longWindow(w.index, w.window, typical, of)
+		msg, ok := longWindow(noun, w.index, w.window, typical, of)
 		switch {
 		case !ok:
 		case len(msgs) < maxNotes:

@@ -38,6 +38,18 @@ type Source interface {
 	Stop() error
 }
 
+// Naming is a Source that names its readings in messages; without it
+// they are documents, as powermetrics's are.
+type Naming interface{ ReadingName() string }
+
+// readingName is what src calls a reading.
+func readingName(src Source) string {
+	if n, ok := src.(Naming); ok {
+		return n.ReadingName()
+	}
+	return "document"
+}
+
 // Config tunes a Sampler.
 type Config struct {
 	// Source names the source in messages, such as powermetrics.
@@ -92,7 +104,7 @@ func Start(src Source, cfg Config) *Sampler {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
 	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}),
-		book: book{source: cfg.Source, notes: cfg.Notes, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
+		book: book{source: cfg.Source, noun: readingName(src), notes: cfg.Notes, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
 	go s.loop()
 	return s
 }

@@ -65,10 +65,10 @@ func (n *notes) add(msg string) {
 	}
 }
 
-func (n *notes) warning(source, what string) string {
-	msg := fmt.Sprintf("%d %s documents could not be used; %s", n.count, source, what)
+func (n *notes) warning(source, noun, what string) string {
+	msg := fmt.Sprintf("%d %s %ss could not be used; %s", n.count, source, noun, what)
 	if n.count == 1 {
-		msg = "1 " + source + " document could not be used; " + what
+		msg = "1 " + source + " " + noun + " could not be used; " + what
 	}
 	return n.listed(msg)
 }
@@ -101,7 +101,7 @@ type Totals struct {
 
 // note takes a window just added to l. It reports whether the window
 // reaches into the span, and then the span's totals after it.
-func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *power.Sample) (Totals, bool) {
+func (sp *Span) note(w Window, l *ledger, interval time.Duration, noun string, smp *power.Sample) (Totals, bool) {
 	if !w.End.After(sp.Start) {
 		return Totals{}, false
 	}
@@ -120,7 +120,7 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, smp *power.Sam
 		sp.disagree++
 		sp.disagreeMax = max(sp.disagreeMax, math.Abs(smp.CombinedPower-smp.Power.Total))
 	}
-	if msg, ok := longWindow(smp.Index, smp.Window, interval, "the interval"); ok && len(sp.long) < maxNotes {
+	if msg, ok := longWindow(noun, smp.Index, smp.Window, interval, "the interval"); ok && len(sp.long) < maxNotes {
 		sp.long = append(sp.long, msg)
 	}
 	return Totals{
@@ -185,10 +185,10 @@ func (sp *Span) takeBack(end time.Time) (power.Values, int, [8]int) {
 // one (of names it: the interval of a live stream). Its power is an
 // average like any other, so it counts; but whatever ran was likely
 // stopped, and people should know.
-func longWindow(index int, window, typical time.Duration, of string) (string, bool) {
+func longWindow(noun string, index int, window, typical time.Duration, of string) (string, bool) {
 	if typical <= 0 || window <= max(10*typical, 5*time.Second) {
 		return "", false
 	}
-	return fmt.Sprintf("document %d covers %v, %.0f times %s: the Mac may have slept",
-		index, window.Round(time.Millisecond), float64(window)/float64(typical), of), true
+	return fmt.Sprintf("%s %d covers %v, %.0f times %s: the Mac may have slept",
+		noun, index, window.Round(time.Millisecond), float64(window)/float64(typical), of), true
 }

@@ -114,7 +114,7 @@ func Start(ctx context.Context, o Options) (*sampler.Sampler, error) {
 		return nil, err
 	}
 	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
-		meter, err := o.startIOReport(ctx)
+		meter, _, err := o.startIOReport(ctx)
 		if err == nil || o.Kind == IOReport {
 			return meter, err
 		}
@@ -128,16 +128,17 @@ func Start(ctx context.Context, o Options) (*sampler.Sampler, error) {
 
 // startIOReport opens IOReport and the SMC and reads them at the
 // interval.
-func (o Options) startIOReport(ctx context.Context) (*sampler.Sampler, error) {
+func (o Options) startIOReport(ctx context.Context) (*sampler.Sampler, *ioreport.Stream, error) {
 	lib, err := o.open()
 	if err != nil {
-		return nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
+		return nil, nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
 	}
 	stream, err := ioreport.NewStream(lib, o.Interval, nil)
 	if err != nil {
-		return nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
+		return nil, nil, cli.Fail(fmt.Errorf("IOReport: %w", err), "give --source powermetrics, as root")
 	}
-	return ready(ctx, sampler.Start(stream, sampler.Config{Source: IOReport, Interval: o.Interval, Grace: o.Grace, Notes: stream.Warnings()}))
+	meter, err := ready(ctx, sampler.Start(stream, sampler.Config{Source: IOReport, Interval: o.Interval, Grace: o.Grace, Notes: stream.Warnings()}))
+	return meter, stream, err
 }
 
 // ready waits for meter's first sample.
@@ -159,16 +160,17 @@ type Restarter interface {
 
 // Supervised is Start for a stream that outlives its powermetrics:
 // powermetrics is started again whenever it dies, and the time between
-// is neither measured nor bridged. IOReport, read in process, is not
-// started again: it has no process to die.
+// is neither measured nor bridged. IOReport, read in process, has no
+// process to die: its counters going back is its break, and its
+// restart.
 func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, error) {
 	if err := o.known(); err != nil {
 		return nil, nil, err
 	}
 	if o.Kind == IOReport || (o.Kind == "" || o.Kind == Auto) && o.EUID != 0 {
-		meter, err := o.startIOReport(ctx)
+		meter, stream, err := o.startIOReport(ctx)
 		if err == nil {
-			return meter, never{}, nil
+			return meter, stream, nil
 		}
 		if o.Kind == IOReport {
 			return nil, nil, err
@@ -182,11 +184,6 @@ func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, er
 	sup := powermetrics.Supervise(p, opts)
 	return sampler.Start(sup, o.config()), sup, nil
 }
-
-// never is a source that is never started again.
-type never struct{}
-
-func (never) Restarts() (int, error) { return 0, nil }
 
 // Pipe follows a powermetrics -f plist stream that another program
 // writes into r, such as sudo powermetrics ... | exopower watch --from -.
@@ -228,19 +225,34 @@ func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (samp
 	}
 	rec, err := ioreport.NewRecording(br)
 	if err != nil {
-		return sampler.Result{}, err
+		return sampler.Result{}, &ioRecordingError{err}
 	}
 	res, err := sampler.RecordingWindows(rec, IOReport, onWindow)
 	res.Warnings = append(res.Warnings, rec.Warnings()...)
+	if err != nil {
+		err = &ioRecordingError{err}
+	}
 	return res, err
 }
+
+// ioRecordingError is why an IOReport recording could not be measured:
+// its hint is exopower record's, not powermetrics's.
+type ioRecordingError struct{ error }
+
+func (e *ioRecordingError) Unwrap() error { return e.error }
 
 // RecordingError is err, a recording named name that could not be
 // measured, with the hint that says how to record one.
 func RecordingError(name string, err error) error {
 	err = fmt.Errorf("%s: %w", cli.InputName(name), err)
-	if errors.Is(err, powermetrics.ErrIntel) {
+	var ioErr *ioRecordingError
+	switch {
+	case errors.Is(err, powermetrics.ErrIntel):
 		return cli.Fail(err)
+	case errors.Is(err, ioreport.ErrNewerRecording):
+		return cli.Fail(err, "read it with the exopower that wrote it, or a newer one (exopower version says which this is)")
+	case errors.As(err, &ioErr):
+		return cli.Fail(err, "record IOReport on a Mac with: exopower record -n 100 -o readings.ndjson")
 	}
 	return cli.Fail(err, "record a stream with: "+CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist"))
 }
