@@ -63,6 +63,14 @@ func TestRailsOfRealInventories(t *testing.T) {
 		{"m1_ultra", 321, [rails][]string{CPU: {"DIE_0_CPU Energy", "DIE_1_CPU Energy"}, GPU: {"GPU Energy"},
 			ANE: {"ANE0_0", "ANE0_1"}, DRAM: {"DRAM0_0", "DRAM0_1"}}},
 		{"m5_max", 364, [rails][]string{CPU: {"CPU Energy"}, GPU: {"GPU Energy"}, ANE: {"ANE0"}, DRAM: {"DRAM0"}}},
+		// Partial lists (what public dumps show; a rail in a part not shown
+		// has nothing to take): the M2 Ultra's GPU0_0, GPU CS0_0 and the
+		// SRAM channels are left to GPU Energy; the A18 Pro's GPU, GPU
+		// SRAM, DCS and AMCC are no rail.
+		{"m2_ultra_partial", 83, [rails][]string{GPU: {"GPU Energy"}, ANE: {"ANE0_0", "ANE0_1"}, DRAM: {"DRAM0_0", "DRAM0_1"}}},
+		{"m2_ultra_b_partial", 100, [rails][]string{ANE: {"ANE0_0", "ANE0_1"}, DRAM: {"DRAM0_0"}}},
+		{"m4_pro_partial", 62, [rails][]string{CPU: {"CPU Energy"}}},
+		{"a18_pro_partial", 31, [rails][]string{GPU: {"GPU Energy"}, ANE: {"ANE"}, DRAM: {"DRAM"}}},
 	} {
 		cs := inventory(t, c.chip)
 		p := NewPlan(cs)
