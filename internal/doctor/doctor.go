@@ -398,7 +398,7 @@ func compared(pm, io sampler.Result) check {
 		}
 		parts = append(parts, part)
 	}
-	c.detail = "powermetrics / ioreport over " + pm.Duration.Round(time.Millisecond).String() + ": " + strings.Join(parts, ", ")
+	c.detail = "powermetrics / ioreport over " + output.Seconds(pm.Duration.Seconds()) + ": " + strings.Join(parts, ", ")
 	if io.Has.System {
 		c.detail += fmt.Sprintf("; the system draws %s beside the SoC's %s", output.Watts(io.Average.System), output.Watts(io.Average.Total))
 	}
