@@ -21,7 +21,7 @@ func ultraRecording(t *testing.T) (*bytes.Buffer, [rails]float64, float64) {
 	t.Helper()
 	channels := inventory(t, "m1_ultra")
 	plan := NewPlan(channels)
-	pstr := func(s float64) float64 { return 45 + 12*math.Sin(2*math.Pi*s/9) }
+	pstr := func(s float64) float64 { return 60 + 12*math.Sin(2*math.Pi*s/9) } // above the SoC and memory, as a Mac's is
 	var buf bytes.Buffer
 	rec, err := NewRecorder(&buf, Header{HWModel: "Mac13,2", OSBuild: "26A428", IntervalSeconds: 0.1}, channels)
 	if err != nil {
@@ -53,7 +53,7 @@ func ultraRecording(t *testing.T) (*bytes.Buffer, [rails]float64, float64) {
 		}
 	}
 	k := 2 * math.Pi / 9
-	system := 45*10 - 12/k*(math.Cos(k*10)-1)
+	system := 60*10 - 12/k*(math.Cos(k*10)-1)
 	return &buf, e, system
 }
 
@@ -105,5 +105,29 @@ func TestARecordingsBadLineIsRefused(t *testing.T) {
 	}
 	if _, err := NewRecording(strings.NewReader("<?xml version=\"1.0\"?>\n")); err != ErrNotRecording {
 		t.Errorf("a plist: %v", err)
+	}
+}
+
+// Two recordings joined in one file (cat a.ndjson b.ndjson): the second's
+// clock starts again, and its header comes between. Each is measured
+// whole, as a chain of its own after the other, with a break between
+// them that the result says; none of the second's windows is lost.
+func TestTwoRecordingsJoinedAreMeasuredEach(t *testing.T) {
+	one, exact, system := ultraRecording(t)
+	two, _, _ := ultraRecording(t)
+	joined := one.String() + two.String()
+	rec, err := NewRecording(strings.NewReader(joined))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sampler.RecordingWindows(rec, Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := math.Abs(res.Energy.CPU-2*exact[CPU]) / exact[CPU]; res.Samples != 200 || e > 1e-4 || math.Abs(res.Energy.System-2*system)/system > 2e-3 {
+		t.Errorf("%d windows, CPU %.4f J (each %.4f J), system %.4f J (each %.4f J)", res.Samples, res.Energy.CPU, exact[CPU], res.Energy.System, system)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "ioreport stopped and was started again once") || !strings.Contains(w, "another recording starts at line 104") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

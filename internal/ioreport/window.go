@@ -73,6 +73,9 @@ func (w *windows) next(r Reading) (s power.Sample, ok bool, err error) {
 	s = power.Sample{Index: w.index, Arrival: r.At, Window: dt, Timestamp: r.Unix, Has: w.plan.Has}
 	w.index++
 	s.Energy = power.Values{CPU: e[CPU], GPU: e[GPU], ANE: e[ANE], DRAM: e[DRAM]}.Summed()
+	if dt >= telling {
+		s.Quirks |= w.habits(prev.At, r.At, moved, prev.System != r.System)
+	}
 	if prev.HasSystem || r.HasSystem {
 		s.Has.System = true
 		p0, p1 := prev.System, r.System
@@ -83,13 +86,14 @@ func (w *windows) next(r Reading) (s power.Sample, ok bool, err error) {
 			p1 = p0
 		}
 		s.Energy.System = (p0 + p1) / 2 * dt.Seconds()
-		if s.Energy.System < s.Energy.Total {
-			s.Energy.System = s.Energy.Total
+		// The system's power holds the SoC's and the memory's: below
+		// them, the SMC's reading lagged. Not where a batch of the
+		// counters landed, whose step holds the energy of the windows
+		// before it too.
+		if floor := s.Energy.Total + s.Energy.DRAM; s.Energy.System < floor && s.Quirks&power.CounterBatched == 0 {
+			s.Energy.System = floor
 			s.Quirks |= power.SystemRaised
 		}
-	}
-	if dt >= telling {
-		s.Quirks |= w.habits(prev.At, r.At, moved, prev.System != r.System)
 	}
 	s.Power = s.Energy.Scale(1 / dt.Seconds())
 	return s, true, nil
@@ -97,8 +101,9 @@ func (w *windows) next(r Reading) (s power.Sample, ok bool, err error) {
 
 // habits says what the counters did in the window [from, at]: the CPU
 // counter moving in a step after standing still while the others moved
-// (batched), or standing still for longer than a batch (stuck, while the
-// others and the system's power move).
+// (batched), standing still for longer than a batch (stuck, while the
+// others and the system's power move), or standing still for less
+// (still: a batch to come).
 func (w *windows) habits(from, at time.Time, moved [rails]bool, systemMoved bool) power.Quirk {
 	if !w.plan.Has.CPU {
 		return 0
@@ -116,5 +121,5 @@ func (w *windows) habits(from, at time.Time, moved [rails]bool, systemMoved bool
 	if at.Sub(w.cpuStill) > stuckAfter && systemMoved {
 		return power.CounterFlat
 	}
-	return 0
+	return power.CounterStill
 }

@@ -84,6 +84,13 @@ func TestASystemBelowTheSoCIsRaisedToIt(t *testing.T) {
 	if s.Energy.System != s.Energy.Total || s.Quirks&power.SystemRaised == 0 {
 		t.Errorf("system %v J, SoC %v J, quirks %v", s.Energy.System, s.Energy.Total, s.Quirks)
 	}
+	// The memory is under the SMC's power too: 20 W of CPU and 10 W of
+	// DRAM under 25 W of system take 30 W.
+	w = windows{plan: simple()}
+	w.next(reading(0, 0, 0, 0, 0, 25))
+	if s, _, _ := w.next(reading(100, 2000, 0, 0, 1000, 25)); math.Abs(s.Energy.System-3) > 1e-12 || s.Quirks&power.SystemRaised == 0 {
+		t.Errorf("system %v J over CPU %v J and DRAM %v J, quirks %v; want 3 J", s.Energy.System, s.Energy.CPU, s.Energy.DRAM, s.Quirks)
+	}
 }
 
 // A counter that goes back (the counters were reset) is a break, never
@@ -124,8 +131,14 @@ func TestBatchedAndStuckCounters(t *testing.T) {
 		}
 		return n
 	}
-	if count(power.CounterBatched, 0, 20) != 1 || got[19]&power.CounterBatched == 0 || count(power.CounterFlat, 0, 20) != 0 {
-		t.Errorf("the first 2 s: %v; want the batch's window batched, nothing stuck", got[:20])
+	if count(power.CounterBatched, 0, 20) != 1 || got[19]&power.CounterBatched == 0 || count(power.CounterFlat, 0, 20) != 0 ||
+		count(power.CounterStill, 0, 19) != 19 {
+		t.Errorf("the first 2 s: %v; want the windows before the batch still, the batch's batched, nothing stuck", got[:20])
+	}
+	// The batch's step holds the windows' before: the system's power is
+	// not raised to it, though it is far above.
+	if count(power.SystemRaised, 0, 20) != 0 {
+		t.Errorf("the system's energy raised in %d windows: %v", count(power.SystemRaised, 0, 20), got[:20])
 	}
 	// From 2.0 s on, the CPU counter stays still: stuck once still for
 	// 3 s, from 5.0 s, in the ten windows that end after it.

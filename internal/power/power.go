@@ -125,9 +125,9 @@ type Quirk uint8
 
 // The quirks a window can have.
 const (
-	// SystemRaised: the system's energy came out below the SoC's own in
-	// the window (the SMC's reading lags the counters), and the SoC's was
-	// taken for it.
+	// SystemRaised: the system's energy came out below the SoC's and the
+	// memory's own in the window (the SMC's reading lags the counters),
+	// and theirs was taken for it.
 	SystemRaised Quirk = 1 << iota
 	// CounterFlat: an energy counter did not move while the others and
 	// the system's power did: its component reads 0 for the window.
@@ -136,10 +136,30 @@ const (
 	// they did not, as when macOS publishes them in batches: the energy is
 	// right over the batch, not placed within it.
 	CounterBatched
+	// CounterStill: the CPU's counter did not move while the others did,
+	// for less time than makes it stuck: a batch not yet published, whose
+	// energy comes in a later window.
+	CounterStill
 )
 
 // Quirks are every quirk, in order.
-var Quirks = []Quirk{SystemRaised, CounterFlat, CounterBatched}
+var Quirks = []Quirk{SystemRaised, CounterFlat, CounterBatched, CounterStill}
+
+// QuirkWarnings says what a span's windows with each quirk (counts, in
+// the order of Quirks) mean. Windows in which the CPU's counter stood
+// still are said only when nothing else explains them: a span that saw
+// the batch land, or the counter stuck, says that instead.
+func QuirkWarnings(counts [8]int) []string {
+	var ws []string
+	for i, q := range Quirks {
+		n := counts[i]
+		if n == 0 || q == CounterStill && (counts[1] > 0 || counts[2] > 0) {
+			continue
+		}
+		ws = append(ws, q.Explain(n))
+	}
+	return ws
+}
 
 // Explain says what n of a span's windows with q mean, for its warnings.
 func (q Quirk) Explain(n int) string {
@@ -149,11 +169,13 @@ func (q Quirk) Explain(n int) string {
 	}
 	switch q {
 	case SystemRaised:
-		return "in " + windows + " the system's energy from the SMC came out below the SoC's own (its reading lags the counters): the SoC's was taken for the system's there"
+		return "in " + windows + " the system's energy from the SMC came out below the SoC's and the memory's own (its reading lags the counters): theirs was taken for the system's there"
 	case CounterFlat:
-		return "in " + windows + " an energy counter did not move while the others and the system's power did: that component reads 0 there, and a short span may miss its energy"
+		return "in " + windows + " the CPU's energy counter did not move for more than 3 s while the others and the system's power did (stuck, as on some macOS versions): the CPU reads 0 there, and the total misses its energy"
 	case CounterBatched:
-		return "in " + windows + " the energy counters moved in a step after windows in which they did not (macOS publishes them in batches): the energy is right over each batch, about 2 s, but a span shorter than that may see it early or late"
+		return "in " + windows + " the energy counters moved in a step after windows in which they did not (macOS publishes them in batches): the energy is right over each batch, about 2 s, but a span shorter than that may see it early or late, and the windows' power (the peak among it) is the batch's, not the moment's"
+	case CounterStill:
+		return "in " + windows + " the CPU's energy counter did not move while the others did (macOS publishes it in batches about 2 s apart): its energy comes in a later window, so a span this short may read too little or no CPU energy; measure for several seconds"
 	}
 	return fmt.Sprintf("in %s: quirk %d", windows, q)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,22 @@ func TestMessagesNameTheSource(t *testing.T) {
 	ne := &NoSampleError{Source: "powermetrics", Waited: 5020e6}
 	if got, want := ne.Error(), "powermetrics produced no sample in 5.02s"; got != want {
 		t.Errorf("NoSampleError = %q, want %q", got, want)
+	}
+}
+
+// Windows whose CPU counter stood still are said only where nothing
+// else explains them: a batch that landed, or a counter stuck.
+func TestQuirkWarningsSayStillCountersOnlyAlone(t *testing.T) {
+	var alone, batched [8]int
+	alone[3] = 9
+	batched[2], batched[3] = 1, 19
+	if w := QuirkWarnings(alone); len(w) != 1 || !strings.Contains(w[0], "in 9 windows the CPU's energy counter did not move while the others did") {
+		t.Errorf("still alone: %q", w)
+	}
+	if w := QuirkWarnings(batched); len(w) != 1 || !strings.Contains(w[0], "in 1 window the energy counters moved in a step") {
+		t.Errorf("still, then the batch: %q", w)
+	}
+	if Quirks[3] != CounterStill {
+		t.Errorf("Quirks %v: the counts' order is Quirks's", Quirks)
 	}
 }

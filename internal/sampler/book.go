@@ -190,11 +190,7 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", b.source, sp.disagree, sp.disagreeMax))
 	}
 	r.Warnings = append(r.Warnings, sp.long...)
-	for i, q := range power.Quirks {
-		if n := quirks[i]; n > 0 {
-			r.Warnings = append(r.Warnings, q.Explain(n))
-		}
-	}
+	r.Warnings = append(r.Warnings, power.QuirkWarnings(quirks)...)
 	r.Warnings = append(r.Warnings, extra...)
 	r.Warnings = append(r.Warnings, b.notes...)
 	if r.Samples > 0 {
