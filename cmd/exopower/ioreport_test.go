@@ -170,3 +170,41 @@ func TestIOReportRunOverNodes(t *testing.T) {
 		t.Errorf("the cluster's system energy %v J, the nodes' sum %v J", got, total)
 	}
 }
+
+// record writes each reading to the file as it reads it: a record killed
+// (kill -9, no chance to clean up) leaves the file it was told to write,
+// whole to its last line, which report reads; and nothing else beside it.
+func TestAKilledRecordLeavesItsReadings(t *testing.T) {
+	t.Parallel()
+	cmd, dir := exopowerCmd(t, "record", "-i", "20ms", "-o", "live.ndjson")
+	cmd.Env = append(cmd.Env, "EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE="+ioProfile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "live.ndjson")
+	// Until the file holds the header and five readings (a guard
+	// against a hang, not a bound on speed).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(path); strings.Count(string(b), "\n") >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no five readings in live.ndjson after a minute")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "live.ndjson" && e.Name() != "powermetrics.pid" {
+			t.Errorf("left beside the recording: %s", e.Name())
+		}
+	}
+	var sum wire.Summary
+	ioreportJSON(t, &sum, nil, "report", "--json", path)
+	if sum.Samples < 4 || sum.Source.Tool != "ioreport" || sum.EnergyJoules.System == nil {
+		t.Errorf("report of the killed recording: %d samples, source %q", sum.Samples, sum.Source.Tool)
+	}
+}

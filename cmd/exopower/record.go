@@ -43,9 +43,9 @@ its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 	}
 	c.Flags().DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "time between readings, such as 100ms or 1s")
 	c.Flags().StringVar(&o.source, "source", source.Auto, "what to record: ioreport (auto is ioreport); powermetrics records itself with -o")
-	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N readings (0: no limit)")
+	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N readings, 2 or more (0: no limit)")
 	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s (0: no limit)")
-	c.Flags().StringVarP(&o.output, "output", "o", "", "write the readings to `FILE` (required)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the readings to `FILE` as they come (- for stdout; required)")
 	return c
 }
 
@@ -56,6 +56,8 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	case o.source == source.Powermetrics:
 		return cli.Fail(errors.New("record --source powermetrics: powermetrics writes its own recordings"),
 			"record with: "+source.CommandLine(o.interval, "-n", "100", "-o", "trace.plist")+", then exopower report trace.plist")
+	case o.count == 1:
+		return cli.Fail(errors.New("record -n 1: a window runs between two readings, so one reading measures nothing"), "give -n 2 or more, or no -n and stop with Ctrl-C or -d")
 	case o.count < 0 || o.duration < 0 || o.interval < 10*time.Millisecond:
 		return cli.Fail(fmt.Errorf("record: -n %d, -d %v, -i %v: counts and durations are 0 or more, the interval 10ms or more", o.count, o.duration, o.interval))
 	}
@@ -66,8 +68,10 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
-		return err
+	if o.output != "-" {
+		if err := output.CheckPath("-o", o.output, id.Cred); err != nil {
+			return err
+		}
 	}
 	open := openIOReport
 	if open == nil {
@@ -86,14 +90,23 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 		defer cancel()
 	}
 	var n int
-	err = output.WriteFile(o.output, func(w io.Writer) error {
+	record := func(w io.Writer) error {
 		var err error
 		n, err = ioreport.Record(ctx, lib, o.interval, o.count, w)
 		return err
-	}, id.Cred)
-	if err != nil {
-		return cli.Wrote(o.output, err)
 	}
-	fmt.Fprintf(s.Err, "exopower record: %s to %s\n", output.Count(n, "reading"), o.output)
+	// Each line goes to the file as it is read: a recording killed
+	// keeps what it read.
+	name := o.output
+	if o.output == "-" {
+		name = "stdout"
+		err = record(s.Out)
+	} else {
+		err = output.StreamFile(o.output, record, id.Cred)
+	}
+	if err != nil {
+		return cli.Wrote(name, err)
+	}
+	fmt.Fprintf(s.Err, "exopower record: %s to %s\n", output.Count(n, "reading"), name)
 	return nil
 }

@@ -32,6 +32,8 @@ type Header struct {
 // subgroup, name, unit label, raw cumulative integer], and the SMC's keys
 // decoded (no smc where the SMC did not answer).
 type line struct {
+	// Type is set on a header only: another recording, joined on.
+	Type     string             `json:"type,omitempty"`
 	MonoNS   int64              `json:"mono_ns"`
 	UnixNS   int64              `json:"unix_ns"`
 	Channels []json.RawMessage  `json:"channels"`
@@ -112,6 +114,11 @@ type Recording struct {
 	origin time.Time
 	plan   Plan
 	w      windows
+	smc    bool // a reading had the SMC's power
+	// last is when the last reading was taken; joined says that another
+	// recording starts at the next reading.
+	last   time.Time
+	joined bool
 }
 
 // MaxLine bounds a recording's line: 364 channels take about 25 KB.
@@ -154,8 +161,14 @@ func (rec *Recording) Header() Header { return rec.header }
 // ReadingName names what a recording holds, in messages.
 func (rec *Recording) ReadingName() string { return "reading" }
 
-// Warnings say what of the channels was left out, and why.
-func (rec *Recording) Warnings() []string { return rec.plan.Warnings }
+// Warnings say what of the channels was left out, and why, and that the
+// system's power was not read where no reading has the SMC's.
+func (rec *Recording) Warnings() []string {
+	if !rec.smc && rec.n > 2 {
+		return append(slices.Clip(rec.plan.Warnings), NoSMC)
+	}
+	return rec.plan.Warnings
+}
 
 // Next returns the window that ends at the next reading, a
 // *RecordingError for a line that cannot be read, a *power.BreakError
@@ -168,8 +181,19 @@ func (rec *Recording) Next() (power.Sample, error) {
 			continue
 		}
 		r, channels, err := rec.parse(rec.sc.Bytes())
-		if err != nil {
+		switch {
+		case errors.Is(err, errJoined):
+			continue // its first reading breaks the chain
+		case err != nil:
 			return power.Sample{}, &RecordingError{Line: rec.n, Err: err}
+		case rec.joined:
+			// Another recording: a chain of its own, placed after the
+			// one before (whose end it cannot be measured from).
+			rec.joined = false
+			rec.plan = NewPlan(channels)
+			rec.w = windows{plan: &rec.plan}
+			rec.w.next(r)
+			return power.Sample{}, &power.BreakError{Source: Name, Err: fmt.Errorf("another recording starts at line %d: the file holds more than one", rec.n)}
 		}
 		if !slices.Equal(channels, rec.plan.Channels) {
 			started := rec.plan.Channels != nil
@@ -192,16 +216,33 @@ func (rec *Recording) Next() (power.Sample, error) {
 	return power.Sample{}, io.EOF
 }
 
-// parse reads one line.
+// errJoined is a header line after the first: another recording joined
+// on (cat a.ndjson b.ndjson).
+var errJoined = errors.New("another recording's header")
+
+// parse reads one line. A header, or a clock that goes back, starts
+// another recording: its readings are placed after the last one read,
+// at their wall-clock distance when that is ahead, else right after.
 func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
 		return Reading{}, nil, err
 	}
-	if rec.origin.IsZero() {
-		rec.origin = time.Unix(0, l.UnixNS).Add(-time.Duration(l.MonoNS))
+	if l.Type == RecordingType {
+		rec.joined = rec.last != (time.Time{})
+		return Reading{}, nil, errJoined
 	}
-	r := Reading{At: rec.origin.Add(time.Duration(l.MonoNS)), Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels))}
+	at := rec.origin.Add(time.Duration(l.MonoNS))
+	if rec.origin.IsZero() || rec.joined || at.Before(rec.last) {
+		rec.joined = !rec.origin.IsZero()
+		rec.origin = time.Unix(0, l.UnixNS).Add(-time.Duration(l.MonoNS))
+		if at = rec.origin.Add(time.Duration(l.MonoNS)); !rec.last.IsZero() && !at.After(rec.last) {
+			rec.origin = rec.origin.Add(rec.last.Sub(at) + time.Millisecond)
+			at = rec.last.Add(time.Millisecond)
+		}
+	}
+	rec.last = at
+	r := Reading{At: at, Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels))}
 	channels := make([]Channel, len(l.Channels))
 	for i, raw := range l.Channels {
 		var f []json.RawMessage
@@ -225,6 +266,7 @@ func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 			return r, nil, fmt.Errorf("PSTR %v W is no system power", p)
 		}
 		r.System, r.HasSystem = p, true
+		rec.smc = true
 	}
 	return r, channels, nil
 }
@@ -239,8 +281,9 @@ func (rec *Recording) RequestSample() error { return errors.ErrUnsupported }
 func (rec *Recording) Stop() error { return nil }
 
 // Record writes a recording of lib's readings to w: the header, then a
-// reading at once and every interval after it, until ctx ends or n
-// readings were written (0: no limit). It returns how many were.
+// reading at once and every interval after it, until n readings were
+// written (0: no limit) or ctx ends, which takes a last reading at once
+// so that the recording runs to the stop. It returns how many were.
 func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer) (int, error) {
 	channels, err := lib.Subscribe()
 	if err != nil {
@@ -255,12 +298,15 @@ func Record(ctx context.Context, lib Library, interval time.Duration, n int, w i
 	origin := time.Now()
 	next := origin
 	for written := 0; n == 0 || written < n; written++ {
+		last := false
 		if written > 0 {
 			t := time.NewTimer(time.Until(next))
 			select {
 			case <-ctx.Done():
+				// A last reading at the stop, so that the recording
+				// runs to it.
 				t.Stop()
-				return written, nil
+				last = true
 			case <-t.C:
 			}
 		}
@@ -271,6 +317,9 @@ func Record(ctx context.Context, lib Library, interval time.Duration, n int, w i
 		r.System, r.HasSystem = lib.SystemPower()
 		if err := rec.Write(r, origin); err != nil {
 			return written, err
+		}
+		if last {
+			return written + 1, nil
 		}
 		next = r.At.Add(interval)
 	}

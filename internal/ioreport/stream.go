@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +42,7 @@ type Stream struct {
 	w        windows
 	bufs     [2][]int64 // a reading's counters, and the one before's
 	flip     int
+	noSMC    bool      // the first reading had no system's power
 	next     time.Time // when the next reading is due
 	failed   int       // readings failed in a row
 	requests chan struct{}
@@ -87,12 +89,22 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 		return nil, err
 	}
 	s.w.next(first)
+	s.noSMC = !first.HasSystem
 	s.next = first.At.Add(interval)
 	return s, nil
 }
 
-// Warnings say what of the channels was left out, and why.
-func (s *Stream) Warnings() []string { return s.plan.Warnings }
+// Warnings say what of the channels was left out, and why, and that the
+// system's power is not read where the SMC did not answer.
+func (s *Stream) Warnings() []string {
+	if s.noSMC {
+		return append(slices.Clip(s.plan.Warnings), NoSMC)
+	}
+	return s.plan.Warnings
+}
+
+// NoSMC says why a reading has no system's power.
+const NoSMC = "the SMC gave no system power (PSTR; a virtual machine has none): the whole Mac's power is not measured, only the SoC's and the memory's"
 
 // read takes a reading of every channel and of the SMC.
 func (s *Stream) read() (Reading, error) {

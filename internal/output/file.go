@@ -125,6 +125,39 @@ func WriteFile(path string, write func(io.Writer) error, owner *syscall.Credenti
 	return writeInPlace(t.path, t.fi, write)
 }
 
+// StreamFile is WriteFile for what is written as it is read, such as a
+// recording, which a kill must not lose: a regular file, new or not, is
+// written where it is (truncated first), not through a temporary file,
+// so that it holds every line written so far whatever becomes of the
+// writer; a new one belongs, under sudo (owner set), to the user who ran
+// sudo. Links, FIFOs, devices and descriptors are as for WriteFile.
+func StreamFile(path string, write func(io.Writer) error, owner *syscall.Credential) error {
+	t, err := resolve(path)
+	switch {
+	case err != nil:
+		return err
+	case t.fd >= 0:
+		return writeDescriptor(t.fd, write)
+	case t.fi != nil && !t.fi.Mode().IsRegular():
+		return writeInPlace(t.path, t.fi, write)
+	}
+	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOCTTY, 0o666)
+	if err != nil {
+		return err
+	}
+	if t.fi == nil && owner != nil {
+		if err := f.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // target is what an -o path names, its links followed.
 type target struct {
 	// path is where the summary goes: the path, or for a link the end

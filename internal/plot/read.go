@@ -49,6 +49,8 @@ func Read(r io.Reader, title string) (Chart, error) {
 				"plot a watch that ran for at least one window of a node (-n, -d)")
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteNodes(w, f, size, n) }, nil
+	case source.IOReportRecording:
+		return recordingChart(r, title)
 	case "summary":
 		if len(head.Nodes) > 0 {
 			return nil, cli.Fail(errors.New("a summary of several nodes (run --node --json) has no time series to plot"),
@@ -57,6 +59,12 @@ func Read(r io.Reader, title string) (Chart, error) {
 		return nil, cli.Fail(errors.New("a summary has no time series to plot"),
 			"plot the windows instead: those of run --samples FILE or of report --samples ndjson, or draw a run at once with run --plot FILE")
 	}
+	return recordingChart(r, title)
+}
+
+// recordingChart draws the power over time of a recording (powermetrics's
+// or IOReport's) or a samples file.
+func recordingChart(r io.Reader, title string) (Chart, error) {
 	rows, err := readWindows(r)
 	if err != nil {
 		return nil, err
@@ -240,7 +248,8 @@ func readWindows(r io.Reader) ([]output.SampleRow, error) {
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(len(output.SamplesHeader[0]) + 1)
 	head = bytes.TrimLeft(head, " \t\r\n")
-	if bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+",")) {
+	first, _ := br.Peek(256)
+	if !source.IsIOReportRecording(first) && (bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+","))) {
 		return output.ReadSamples(br)
 	}
 	var windows output.WindowLog

@@ -235,6 +235,13 @@ func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (samp
 	return res, err
 }
 
+// IOReportRecording is the "type" of an IOReport recording's first line.
+const IOReportRecording = ioreport.RecordingType
+
+// IsIOReportRecording says whether b, the start of a file, is an IOReport
+// recording's.
+func IsIOReportRecording(b []byte) bool { return ioreport.IsRecording(b) }
+
 // ioRecordingError is why an IOReport recording could not be measured:
 // its hint is exopower record's, not powermetrics's.
 type ioRecordingError struct{ error }
