@@ -25,11 +25,13 @@ func run(ctx context.Context, args []string, s *cli.Streams) int {
 func newRootCmd(ctx context.Context, s *cli.Streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "exopower",
-		Short: "Measure the energy of an Apple Silicon Mac's SoC (CPU, GPU, ANE) from powermetrics",
-		Long: `exopower runs Apple's powermetrics, places its samples on one timeline and
-integrates them: it reports energy (joules) and time-weighted average power
-(watts) of the SoC's CPU, GPU and ANE. That is not the display, memory or the
-whole machine at the wall.`,
+		Short: "Measure the energy of an Apple Silicon Mac: its SoC, its memory and the whole Mac",
+		Long: `exopower reads the power of an Apple Silicon Mac, places its samples on one
+timeline and integrates them: it reports energy (joules) and time-weighted
+average power (watts). As root it runs Apple's powermetrics, which measures the
+SoC's CPU, GPU and ANE; without root (or with --source ioreport) it reads
+IOReport's energy counters and the SMC in process, which add the memory's
+(DRAM) and the whole Mac's power (system), as its SMC reports it, not the wall's.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -32,10 +32,12 @@ func newRunCmd(s *cli.Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [flags] -- COMMAND [ARGS...]",
 		Short: "Measure the energy of one command",
-		Long: `Run COMMAND (directly, without a shell) and measure the SoC's energy over
-exactly its lifetime. The summary goes to stderr, like time(1), so that the
+		Long: `Run COMMAND (directly, without a shell) and measure the Mac's energy over
+exactly its lifetime: the SoC's, and without root the memory's and the whole
+Mac's too (see --source). The summary goes to stderr, like time(1), so that the
 command's stdout stays clean; exopower exits with the command's status.`,
-		Example: `  sudo exopower run -- python bench.py
+		Example: `  exopower run -- python bench.py
+  sudo exopower run -- python bench.py
   sudo exopower run --json -- ./llm --prompt hi | jq .energy_joules.total
   sudo exopower run -o result.json -- make -j8
   sudo exopower run --samples windows.csv --plot power.svg -- make -j8`,

@@ -28,8 +28,8 @@ func newWatchCmd(s *cli.Streams) *cobra.Command {
 	var o watchOptions
 	c := &cobra.Command{
 		Use:   "watch [flags]",
-		Short: "Show the SoC's power live",
-		Long: `Show the SoC's power as powermetrics samples it: a panel redrawn in place on
+		Short: "Show the Mac's power live",
+		Long: `Show the Mac's power as its source samples it: a panel redrawn in place on
 a terminal, one line per sample otherwise, NDJSON with --json. Ctrl-C, --count
 or --duration end it with the same summary as exopower run.`,
 		Example: `  sudo exopower watch

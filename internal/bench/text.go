@@ -18,6 +18,9 @@ func WriteText(w io.Writer, rep *Report, st *output.Styles) error {
 			fmt.Fprintf(&b, "  before %s, after %s, %s each\n", idleText(float64(bl.Before.PowerWatts), bl.Before.StandardErrorWatts),
 				idleText(float64(bl.After.PowerWatts), bl.After.StandardErrorWatts), output.Seconds(float64(bl.DurationSeconds)))
 		}
+		if sys := bl.SystemPowerWatts; sys != nil {
+			fmt.Fprintf(&b, "  the whole Mac idle: %s (what net system is net of)\n", output.Watts(float64(*sys)))
+		}
 	}
 	for i, r := range rep.Results {
 		writeResult(&b, i, r, st, rep.Unit)

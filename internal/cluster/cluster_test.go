@@ -120,6 +120,27 @@ func TestTotalSumsTheNodes(t *testing.T) {
 	}
 }
 
+// The total names each node's source once: both, where the nodes read
+// different ones; and the system's power is summed over the nodes that
+// read it, with a warning that the others do not.
+func TestTotalNamesEachSourceAndSumsTheSystemWhereKnown(t *testing.T) {
+	sys := wire.Num(50)
+	node := func(tool string, system *wire.Num) wire.NodeSummary {
+		return wire.NodeSummary{Summary: &wire.Summary{Source: wire.Source{Tool: tool},
+			EnergyJoules: wire.Components{Total: 10, CPU: 10, System: system}, Coverage: 1}, Node: tool}
+	}
+	sum := Total([]wire.NodeSummary{node("ioreport", &sys), node("powermetrics", nil), node("ioreport", &sys)}, nil, time.Unix(0, 0), time.Second)
+	if sum.Source.Tool != "ioreport+powermetrics" || sum.EnergyJoules.System == nil || *sum.EnergyJoules.System != 100 {
+		t.Errorf("source %q, system %v; want both sources named and 100 J", sum.Source.Tool, sum.EnergyJoules.System)
+	}
+	if !strings.Contains(strings.Join(sum.Warnings, "\n"), "the system's power is known on 2 of the 3 nodes") {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+	if one := Total([]wire.NodeSummary{node("ioreport", &sys)}, nil, time.Unix(0, 0), time.Second); one.Source.Tool != "ioreport" {
+		t.Errorf("one node's source: %q", one.Source.Tool)
+	}
+}
+
 // A node behind TLS with basic auth: its CA from --node-ca, its password
 // from the environment, the request carries both; without them it fails.
 func TestClientReachesANodeWithTLSAndBasicAuth(t *testing.T) {

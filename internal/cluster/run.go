@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,8 +112,10 @@ func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapse
 			withSystem++
 		}
 		has = has.Or(n.EnergyJoules.Has())
-		if sum.Source.Tool == "" {
-			sum.Source.Tool = n.Source.Tool
+		// The nodes' sources, each once: "powermetrics+ioreport" for a
+		// cluster that reads both.
+		if tools := strings.Split(sum.Source.Tool, "+"); n.Source.Tool != "" && !slices.Contains(tools, n.Source.Tool) {
+			sum.Source.Tool = strings.TrimPrefix(sum.Source.Tool+"+"+n.Source.Tool, "+")
 		}
 		// The nodes' own intervals: this Mac's is not one unless it is a
 		// node.

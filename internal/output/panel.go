@@ -157,10 +157,7 @@ func (p *panel) lines(width int, st *Styles) []panelLine {
 	columns := columnsOf(p.totals.Has)
 	cols := min(len(columns), max(1, (width-8)/11))
 	columns = columns[:cols]
-	scope := ScopeText
-	if p.totals.Has.System {
-		scope = ScopeSystemText
-	}
+	scope := scopeOf(p.totals.Has)
 	avg := power.Values{}
 	if p.totals.Elapsed > 0 {
 		avg = p.totals.Energy.Scale(1 / p.totals.Elapsed.Seconds())

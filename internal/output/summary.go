@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -13,13 +14,20 @@ import (
 const ScopeText = "SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)"
 
 // ScopeSystemText says what each figure covers where the system's power
-// is known too.
-const ScopeSystemText = "system: the whole Mac as its SMC reports it (PSTR: SoC, memory, display, storage and the rest; not the wall's losses); total: SoC, CPU + GPU + ANE; DRAM: memory"
+// is known too: short enough for one line of 100 columns.
+const ScopeSystemText = "system: the whole Mac (its SMC's PSTR, not the wall); total: SoC, CPU + GPU + ANE; DRAM: memory"
 
-// scopeOf says what the figures of c cover.
-func scopeOf(c wire.Components) string {
-	if c.System != nil {
+// ScopeDRAMText says what each figure covers where the memory's power is
+// known but not the system's (no SMC answered).
+const ScopeDRAMText = "total: SoC, CPU + GPU + ANE; DRAM: memory (not the display, SSD or the wall)"
+
+// scopeOf says what the figures of a reading with has cover.
+func scopeOf(has power.Reported) string {
+	switch {
+	case has.System:
 		return ScopeSystemText
+	case has.DRAM:
+		return ScopeDRAMText
 	}
 	return ScopeText
 }

@@ -171,7 +171,7 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 		{"with watt-hours when there are some, and an unknown machine", func(s *wire.Summary) {
 			s.EnergyJoules.Total, s.Source = 36, wire.Source{Tool: "powermetrics"}
 		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + strings.Replace(table, "12.50 J", "36.00 J", 1) +
-			"            total 0.01 Wh\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
+			"            (total: 0.01 Wh)\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
 		{"with one sample, in the singular", func(s *wire.Summary) { s.Samples = 1 },
 			"exopower\n  duration  2.500 s   1 sample, 99.8% covered\n" + table + tail},
 	} {

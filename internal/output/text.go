@@ -41,9 +41,9 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 		first, name = *s, "system"
 	}
 	if wh := float64(first) / 3600; wh >= 0.01 {
-		row("", fmt.Sprintf("%s %.3g Wh", name, wh))
+		row("", fmt.Sprintf("(%s: %.3g Wh)", name, wh))
 	}
-	row("scope", scopeOf(sum.EnergyJoules))
+	row("scope", scopeOf(sum.EnergyJoules.Has()))
 	row("source", sourceText(sum.Source))
 	for _, wn := range sum.Warnings {
 		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Warn, "warning:"), strings.ReplaceAll(wn, "\n", "\n    "))
