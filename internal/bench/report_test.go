@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -204,6 +205,15 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 	WriteMarkdown(&buf, rep)
 	if md := buf.String(); !strings.Contains(md, " System energy [J] |\n") || !strings.HasSuffix(md, " | 42.000 ± 2.828 |\n") {
 		t.Errorf("markdown:\n%s", md)
+	}
+	// The text says the system's energy, its net, and the idle power it
+	// is net of.
+	buf.Reset()
+	WriteText(&buf, rep, &output.Styles{Plain: true})
+	for _, want := range []string{"\n  the whole Mac idle: 32.00 W (what net system is net of)\n", "\n  system ", "\n  net system "} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in the text:\n%s", want, buf.String())
+		}
 	}
 	// A run without the system's energy: no spread of it.
 	rep.Results = []Result{{Command: "y", Runs: []Run{run(5, 40), runOf(6, 1)}}}
