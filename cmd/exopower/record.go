@@ -49,7 +49,9 @@ its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 	return c
 }
 
-func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
+// check refuses flags that cannot make a recording, before anything is
+// opened.
+func (o *recordOptions) check() error {
 	switch {
 	case o.output == "":
 		return cli.Fail(errors.New("record: no file to write to"), "name one with -o, such as -o readings.ndjson")
@@ -61,7 +63,11 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	case o.count < 0 || o.duration < 0 || o.interval < 10*time.Millisecond:
 		return cli.Fail(fmt.Errorf("record: -n %d, -d %v, -i %v: counts and durations are 0 or more, the interval 10ms or more", o.count, o.duration, o.interval))
 	}
-	if err := (source.Options{Kind: o.source, IOReport: openIOReport}).Check(); err != nil {
+	return (source.Options{Kind: o.source, IOReport: openIOReport}).Check()
+}
+
+func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
+	if err := o.check(); err != nil {
 		return err
 	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
