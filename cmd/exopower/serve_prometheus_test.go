@@ -22,6 +22,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/spf13/cobra"
 )
 
 // needTool returns the path of a Prometheus binary that a test needs. It
@@ -382,42 +383,56 @@ func promQuery(t *testing.T, base, query string, at float64) []promSeries {
 	return out
 }
 
-// scripts/com.exopower.serve.plist is a LaunchDaemon that launchd can
-// load: an XML plist, named after its label, that runs exopower serve
-// (with flags that serve takes) at load and again whenever it ends, its
-// output to /var/log/exopower.log, as root.
-func TestLaunchDaemonPlist(t *testing.T) {
-	path := filepath.Join("..", "..", "scripts", "com.exopower.serve.plist")
+// launchd is what a launchd plist of exopower serve holds.
+type launchd struct {
+	Label                              string
+	ProgramArguments                   []string
+	RunAtLoad, KeepAlive               *bool
+	StandardOutPath, StandardErrorPath string
+	UserName                           string
+	// serve is serve's command with the flags after "serve" parsed.
+	serve *cobra.Command
+}
+
+// readLaunchd reads scripts/NAME.plist: an XML plist, named after its
+// label, that runs an absolute exopower serve with flags that serve
+// takes, at load and again whenever it ends, its output to one file.
+func readLaunchd(t *testing.T, name string) launchd {
+	t.Helper()
+	path := filepath.Join("..", "..", "scripts", name+".plist")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Label                              string
-		ProgramArguments                   []string
-		RunAtLoad, KeepAlive               *bool
-		StandardOutPath, StandardErrorPath string
-		UserName                           string
+	var d launchd
+	if format, err := plist.Unmarshal(b, &d); err != nil || format != plist.XMLFormat {
+		t.Fatalf("%s: not an XML plist of launchd's keys (format %d): %v", path, format, err)
 	}
-	format, err := plist.Unmarshal(b, &d)
-	if err != nil || format != plist.XMLFormat {
-		t.Fatalf("%s: not an XML plist of a LaunchDaemon's keys (format %d): %v", path, format, err)
-	}
-	if d.Label != "com.exopower.serve" || filepath.Base(path) != d.Label+".plist" {
-		t.Errorf("Label %q; want com.exopower.serve, the file's name", d.Label)
+	if d.Label != name {
+		t.Errorf("Label %q; want %s, the file's name", d.Label, name)
 	}
 	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || filepath.Base(d.ProgramArguments[0]) != "exopower" || d.ProgramArguments[1] != "serve" {
 		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve", d.ProgramArguments)
 	}
-	serve := newServeCmd(&cli.Streams{Getenv: func(string) string { return "" }})
-	if err := serve.ParseFlags(d.ProgramArguments[2:]); err != nil || len(serve.Flags().Args()) != 0 {
-		t.Errorf("ProgramArguments %q: not flags of exopower serve: %v %q", d.ProgramArguments, err, serve.Flags().Args())
+	d.serve = newServeCmd(&cli.Streams{Getenv: func(string) string { return "" }})
+	if err := d.serve.ParseFlags(d.ProgramArguments[2:]); err != nil || len(d.serve.Flags().Args()) != 0 {
+		t.Errorf("ProgramArguments %q: not flags of exopower serve: %v %q", d.ProgramArguments, err, d.serve.Flags().Args())
 	}
 	if d.RunAtLoad == nil || !*d.RunAtLoad || d.KeepAlive == nil || !*d.KeepAlive {
 		t.Errorf("RunAtLoad %v, KeepAlive %v; want both true", d.RunAtLoad, d.KeepAlive)
 	}
-	if d.StandardOutPath != "/var/log/exopower.log" || d.StandardErrorPath != d.StandardOutPath {
-		t.Errorf("output to %q and %q; want both to /var/log/exopower.log", d.StandardOutPath, d.StandardErrorPath)
+	if !filepath.IsAbs(d.StandardOutPath) || d.StandardErrorPath != d.StandardOutPath {
+		t.Errorf("output to %q and %q; want both to one file", d.StandardOutPath, d.StandardErrorPath)
+	}
+	return d
+}
+
+// scripts/com.exopower.serve.plist is a LaunchDaemon: as root, its output
+// to /var/log/exopower.log.
+func TestLaunchDaemonPlist(t *testing.T) {
+	d := readLaunchd(t, "com.exopower.serve")
+	if d.StandardOutPath != "/var/log/exopower.log" {
+		t.Errorf("output to %q; want /var/log/exopower.log", d.StandardOutPath)
 	}
 	if d.UserName != "" && d.UserName != "root" {
 		t.Errorf("UserName %q: powermetrics needs root", d.UserName)
@@ -425,35 +440,13 @@ func TestLaunchDaemonPlist(t *testing.T) {
 }
 
 // The LaunchAgent runs serve as the user, over IOReport, which needs no
-// root: its arguments are serve's flags, with --source ioreport.
+// root: --source ioreport, and no other user named.
 func TestLaunchAgentPlist(t *testing.T) {
-	path := filepath.Join("..", "..", "scripts", "com.exopower.serve.agent.plist")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	d := readLaunchd(t, "com.exopower.serve.agent")
+	if d.UserName != "" {
+		t.Errorf("UserName %q; want none: the agent runs as the user logged in", d.UserName)
 	}
-	var d struct {
-		Label                              string
-		ProgramArguments                   []string
-		RunAtLoad, KeepAlive               *bool
-		StandardOutPath, StandardErrorPath string
-		UserName                           string
-	}
-	if format, err := plist.Unmarshal(b, &d); err != nil || format != plist.XMLFormat {
-		t.Fatalf("%s: not an XML plist (format %d): %v", path, format, err)
-	}
-	if d.Label != "com.exopower.serve.agent" || filepath.Base(path) != d.Label+".plist" || d.UserName != "" {
-		t.Errorf("Label %q, UserName %q; want com.exopower.serve.agent, the file's name, and no user but the one logged in", d.Label, d.UserName)
-	}
-	serve := newServeCmd(&cli.Streams{Getenv: func(string) string { return "" }})
-	if len(d.ProgramArguments) < 2 || !filepath.IsAbs(d.ProgramArguments[0]) || d.ProgramArguments[1] != "serve" ||
-		serve.ParseFlags(d.ProgramArguments[2:]) != nil || len(serve.Flags().Args()) != 0 {
-		t.Fatalf("ProgramArguments %q; want an absolute path to exopower, then serve and its flags", d.ProgramArguments)
-	}
-	if src, _ := serve.Flags().GetString("source"); src != "ioreport" {
+	if src, _ := d.serve.Flags().GetString("source"); src != "ioreport" {
 		t.Errorf("--source %q; want ioreport, which needs no root", src)
-	}
-	if d.RunAtLoad == nil || !*d.RunAtLoad || d.KeepAlive == nil || !*d.KeepAlive || !filepath.IsAbs(d.StandardOutPath) || d.StandardErrorPath != d.StandardOutPath {
-		t.Errorf("RunAtLoad %v, KeepAlive %v, output %q and %q", d.RunAtLoad, d.KeepAlive, d.StandardOutPath, d.StandardErrorPath)
 	}
 }

@@ -136,10 +136,9 @@ func TestEdgeWindowsRoundingIsNoDrift(t *testing.T) {
 	}
 }
 
-func TestCSVHasARowPerCommand(t *testing.T) {
-	rep := NewReport(100 * time.Millisecond)
-	rep.Results = []Result{{Command: "sleep 1", Parameters: map[string]string{"n": "1"}, Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
-	rep.Finish(-1)
+// csvRows is the CSV export of rep, parsed.
+func csvRows(t *testing.T, rep *Report) [][]string {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, rep); err != nil {
 		t.Fatal(err)
@@ -148,6 +147,14 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+func TestCSVHasARowPerCommand(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "sleep 1", Parameters: map[string]string{"n": "1"}, Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
+	rep.Finish(-1)
+	rows := csvRows(t, rep)
 	n := len(rows[0])
 	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[1][1] != "3" || rows[1][6] != "" || rows[1][n-1] != "1" ||
 		rows[0][n-1] != "parameter_n" || rows[0][n-5] != "system_energy_mean" || rows[1][n-5] != "" {
@@ -190,18 +197,11 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 		t.Errorf("system %+v, net %+v, run's net %v; want 42 J, 10 J and 8 J", r.SystemEnergyJoules, r.NetSystemEnergyJoules, r.Runs[0].NetSystemEnergyJoules)
 	}
 	// The exports carry it: CSV's last columns, Markdown's last.
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRows(t, rep)
 	if n := len(rows[0]); rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "42" || rows[0][n-2] != "net_system_energy_mean" || rows[1][n-2] != "10" {
 		t.Errorf("csv:\n%v", rows)
 	}
-	buf.Reset()
+	var buf bytes.Buffer
 	WriteMarkdown(&buf, rep)
 	if md := buf.String(); !strings.Contains(md, " System energy [J] |\n") || !strings.HasSuffix(md, " | 42.000 ± 2.828 |\n") {
 		t.Errorf("markdown:\n%s", md)

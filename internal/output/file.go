@@ -111,16 +111,25 @@ func bare(err error) error {
 // is an error, not a wait. /dev/stdout, /dev/stderr and /dev/fd/N are the
 // process's own descriptors, written after what they hold.
 func WriteFile(path string, write func(io.Writer) error, owner *syscall.Credential) error {
+	return writeTo(path, write, func(t target) error {
+		if t.fi == nil {
+			return replace(t.path, write, attrs{owner: owner})
+		}
+		return replace(t.path, write, keptAttrs(t.fi))
+	})
+}
+
+// writeTo writes to what path names: a descriptor, a FIFO or a device in
+// place, and a regular file (new or not) with regular.
+func writeTo(path string, write func(io.Writer) error, regular func(target) error) error {
 	t, err := resolve(path)
 	switch {
 	case err != nil:
 		return err
 	case t.fd >= 0:
 		return writeDescriptor(t.fd, write)
-	case t.fi == nil:
-		return replace(t.path, write, attrs{owner: owner})
-	case t.fi.Mode().IsRegular():
-		return replace(t.path, write, keptAttrs(t.fi))
+	case t.fi == nil || t.fi.Mode().IsRegular():
+		return regular(t)
 	}
 	return writeInPlace(t.path, t.fi, write)
 }
@@ -132,30 +141,23 @@ func WriteFile(path string, write func(io.Writer) error, owner *syscall.Credenti
 // writer; a new one belongs, under sudo (owner set), to the user who ran
 // sudo. Links, FIFOs, devices and descriptors are as for WriteFile.
 func StreamFile(path string, write func(io.Writer) error, owner *syscall.Credential) error {
-	t, err := resolve(path)
-	switch {
-	case err != nil:
-		return err
-	case t.fd >= 0:
-		return writeDescriptor(t.fd, write)
-	case t.fi != nil && !t.fi.Mode().IsRegular():
-		return writeInPlace(t.path, t.fi, write)
-	}
-	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOCTTY, 0o666)
-	if err != nil {
-		return err
-	}
-	if t.fi == nil && owner != nil {
-		if err := f.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
+	return writeTo(path, write, func(t target) error {
+		f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOCTTY, 0o666)
+		if err != nil {
+			return err
+		}
+		if t.fi == nil && owner != nil {
+			if err := f.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		if err := write(f); err != nil {
 			f.Close()
 			return err
 		}
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+		return f.Close()
+	})
 }
 
 // target is what an -o path names, its links followed.
