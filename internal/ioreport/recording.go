@@ -229,7 +229,7 @@ func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 		return Reading{}, nil, err
 	}
 	if l.Type == RecordingType {
-		rec.joined = rec.last != (time.Time{})
+		rec.joined = !rec.last.IsZero()
 		return Reading{}, nil, errJoined
 	}
 	at := rec.origin.Add(time.Duration(l.MonoNS))
