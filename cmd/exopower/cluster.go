@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,8 @@ func (n *nodeOptions) addFlags(c *cobra.Command) {
 // opts says, should it be one.
 func (n *nodeOptions) setup(s *cli.Streams, opts source.Options) cluster.Setup {
 	return cluster.Setup{Nodes: n.Nodes, Getenv: s.Getenv, Interval: opts.Interval,
-		Start: func(ctx context.Context) (*sampler.Sampler, error) { return source.Start(ctx, opts) }}
+		Start: func(ctx context.Context) (*sampler.Sampler, error) { return source.Start(ctx, opts) },
+		Warn:  func(w string) { fmt.Fprintln(s.Err, "exopower: warning: "+w) }}
 }
 
 // connect reaches every node before anything starts. A signal meanwhile

@@ -5,86 +5,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/exopower/exopower/internal/wire"
 )
-
-// Credentials are a node's basic-auth user and password.
-type Credentials struct{ User, Password string }
-
-// Auth says which credentials each node gets: from a file of lines
-// "URL USER PASSWORD", else EXOPOWER_NODE_USER and EXOPOWER_NODE_PASSWORD,
-// never from the command line.
-type Auth struct {
-	byURL    map[string]Credentials
-	fallback *Credentials
-}
-
-// LoadAuth reads the credentials file (nil: none) and the environment.
-func LoadAuth(file io.Reader, getenv func(string) string) (Auth, error) {
-	a := Auth{byURL: map[string]Credentials{}}
-	if file != nil {
-		sc := bufio.NewScanner(file)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			f := strings.Fields(line)
-			if len(f) != 3 {
-				return Auth{}, fmt.Errorf("--node-credentials line %d: want URL USER PASSWORD", n)
-			}
-			t, err := parseTarget(f[0])
-			if err != nil || t.Local {
-				return Auth{}, fmt.Errorf("--node-credentials line %d: %q is not a node URL", n, f[0])
-			}
-			a.byURL[t.Name()] = Credentials{f[1], f[2]}
-		}
-		if err := sc.Err(); err != nil {
-			return Auth{}, err
-		}
-	}
-	if u := getenv("EXOPOWER_NODE_USER"); u != "" {
-		a.fallback = &Credentials{u, getenv("EXOPOWER_NODE_PASSWORD")}
-	}
-	return a, nil
-}
-
-func (a Auth) forTarget(t Target) *Credentials {
-	if c, ok := a.byURL[t.Name()]; ok {
-		return &c
-	}
-	return a.fallback
-}
-
-// TLSConfig trusts the system's CAs, and those of caFile when given.
-func TLSConfig(caFile string) (*tls.Config, error) {
-	if caFile == "" {
-		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
-}
 
 // Client talks to one node's exopower serve.
 type Client struct {

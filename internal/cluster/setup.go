@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -39,40 +37,6 @@ func (n Nodes) Given() bool { return len(n.URLs) > 0 || n.File != "" }
 // Unreachable is the hint for a node that does not answer.
 const Unreachable = "check that exopower serve runs on each node (curl URL/v1/status), or pass --skip-unreachable"
 
-// targets reads the nodes, their credentials and CAs.
-func (n Nodes) targets(getenv func(string) string) ([]Target, Auth, error) {
-	var file io.Reader
-	if n.File != "" {
-		f, err := os.Open(n.File)
-		if err != nil {
-			return nil, Auth{}, cli.Fail(fmt.Errorf("--nodes: %w", err))
-		}
-		defer f.Close()
-		file = f
-	}
-	ts, err := ParseTargets(n.URLs, file)
-	if err == nil && len(ts) == 0 {
-		err = errors.New("--nodes names no node")
-	}
-	if err != nil {
-		return nil, Auth{}, cli.Fail(err, "name each node once, as http://HOST:PORT of its exopower serve, or local for this Mac")
-	}
-	var creds io.Reader
-	if n.Credentials != "" {
-		f, err := os.Open(n.Credentials)
-		if err != nil {
-			return nil, Auth{}, cli.Fail(fmt.Errorf("--node-credentials: %w", err))
-		}
-		defer f.Close()
-		creds = f
-	}
-	auth, err := LoadAuth(creds, getenv)
-	if err != nil {
-		return nil, Auth{}, cli.Fail(err)
-	}
-	return ts, auth, nil
-}
-
 // Setup says how to reach the nodes of a run, a watch or a bench.
 type Setup struct {
 	Nodes
@@ -82,6 +46,9 @@ type Setup struct {
 	// Start starts this Mac's stream, when it is named as a node
 	// ("local").
 	Start func(ctx context.Context) (*sampler.Sampler, error)
+	// Warn tells the user, at once, of something about the nodes'
+	// setup that does not stop the run (nil: nobody is told).
+	Warn func(string)
 }
 
 // Connect reaches every node at once: a remote one by its status, this
