@@ -2,8 +2,10 @@ package powermetrics
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exopower/exopower/internal/power"
@@ -21,6 +23,18 @@ const (
 // a window shorter than this measures nothing better.
 const MinRequestGap = 20 * time.Millisecond
 
+// Sample requests beyond the periodic windows are budgeted: a burst of
+// RequestBurst at once (a bench run's edges, a few spans, each its own
+// reading), then RequestsPerInterval an interval for as long as clients
+// keep asking, so that spans opened and ended in a loop cost powermetrics
+// at most three times the windows the interval asks for, not one every
+// MinRequestGap. A request beyond the budget waits for it; the span it is
+// for ends at that window or at the next periodic one.
+const (
+	RequestBurst        = 10
+	RequestsPerInterval = 2
+)
+
 // Supervisor is a powermetrics that is started again whenever it dies,
 // for as long as exopower serves: one stream with breaks in it (each a
 // *power.BreakError from Next) rather than a stream that ends.
@@ -34,15 +48,28 @@ type Supervisor struct {
 	cur         *Process
 	restarts    int
 	lastRequest time.Time
-	lastErr     error // the last failure to start it again, for status pages
-	done        bool  // Stop was called
-	deferred    bool  // a request waits for the end of the gap
+	tokens      float64   // sample requests that may go now: see RequestBurst
+	tokensAt    time.Time // when tokens was last brought up to date
+	lastErr     error     // the last failure to start it again, for status pages
+	done        bool      // Stop was called
+	deferred    bool      // a request waits for the end of the gap
 }
 
 // Supervise takes over p, started with opts, and starts powermetrics again
 // with opts whenever it ends.
 func Supervise(p *Process, opts LaunchOptions) *Supervisor {
-	return &Supervisor{opts: opts, cur: p, stopped: make(chan struct{}), sleep: sleepCtx}
+	return &Supervisor{opts: opts, cur: p, stopped: make(chan struct{}), sleep: sleepCtx, tokens: RequestBurst}
+}
+
+// silence is how long a running powermetrics may go without a sample
+// before it is taken for hung, stopped and started again: as long as
+// Launch waits for the first one. A Mac asleep does not count: Go's
+// timers stand still while it sleeps.
+func (s *Supervisor) silence() time.Duration {
+	if s.opts.ReadyTimeout > 0 {
+		return s.opts.ReadyTimeout
+	}
+	return 5*time.Second + 2*s.opts.Interval
 }
 
 // Next returns the next sample. When powermetrics ends, Next starts it
@@ -53,12 +80,23 @@ func (s *Supervisor) Next() (power.Sample, error) {
 	s.mu.Lock()
 	cur := s.cur
 	s.mu.Unlock()
+	// A powermetrics alive and silent would hold the stream forever, and
+	// serve's gauges at their last value: past the silence it is stopped,
+	// which ends Next, and started again as if it had died.
+	var hung atomic.Bool
+	watchdog := time.AfterFunc(s.silence(), func() {
+		hung.Store(true)
+		cur.Stop()
+	})
 	smp, err := cur.Next()
+	watchdog.Stop()
 	if !EndsStream(err) {
 		return smp, err
 	}
 	how := cur.Stop()
-	if how == nil {
+	if hung.Load() {
+		how = fmt.Errorf("powermetrics gave no sample for %v, though it was running: stopped", s.silence())
+	} else if how == nil {
 		how = err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -112,30 +150,56 @@ func (s *Supervisor) CanRequestSample() bool {
 }
 
 // RequestSample asks for a sample now or, when one was asked for less
-// than MinRequestGap ago, once the gap is over: one request, however many
-// callers asked within the gap, and none of them left waiting for the
-// next periodic window.
+// than MinRequestGap ago or the budget of requests is spent (see
+// RequestBurst), once it may: one request, however many callers asked
+// meanwhile, and none of them left waiting for the next periodic window
+// longer than the budget says.
 func (s *Supervisor) RequestSample() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	since := time.Since(s.lastRequest)
-	if s.lastRequest.IsZero() || since >= MinRequestGap {
-		s.lastRequest = time.Now()
+	now := time.Now()
+	wait := s.refill(now)
+	if !s.lastRequest.IsZero() {
+		wait = max(wait, MinRequestGap-now.Sub(s.lastRequest))
+	}
+	if wait <= 0 {
+		s.take(now)
 		return s.cur.RequestSample()
 	}
 	if !s.deferred {
 		s.deferred = true
-		time.AfterFunc(MinRequestGap-since, func() {
+		time.AfterFunc(wait, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.deferred = false
 			if !s.done {
-				s.lastRequest = time.Now()
+				now := time.Now()
+				s.refill(now)
+				s.take(now)
 				s.cur.RequestSample()
 			}
 		})
 	}
 	return nil
+}
+
+// refill brings the budget of requests up to now, and says how long until
+// one may go.
+func (s *Supervisor) refill(now time.Time) time.Duration {
+	perSecond := RequestsPerInterval / s.opts.Interval.Seconds()
+	if !s.tokensAt.IsZero() {
+		s.tokens = min(RequestBurst, s.tokens+now.Sub(s.tokensAt).Seconds()*perSecond)
+	}
+	s.tokensAt = now
+	if s.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - s.tokens) / perSecond * float64(time.Second))
+}
+
+func (s *Supervisor) take(now time.Time) {
+	s.lastRequest = now
+	s.tokens--
 }
 
 // Stop stops powermetrics for good, and any start in progress.
