@@ -29,15 +29,22 @@ func Check(path string, cred *syscall.Credential, want uint32) error {
 	if err := syscall.Stat(path, &st); err != nil {
 		return &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	shift := 0
-	switch {
-	case st.Uid == cred.Uid:
-		shift = 6
-	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
-		shift = 3
-	}
-	if (uint32(st.Mode)>>shift)&want != want {
+	if !permits(st.Uid, st.Gid, uint32(st.Mode), cred, want) {
 		return &fs.PathError{Op: "access", Path: path, Err: fs.ErrPermission}
 	}
 	return nil
+}
+
+// permits says whether cred may do want to a file of owner uid, group
+// gid and mode: by the owner's bits for the owner, the group's for a
+// member of the group and the others' for the rest.
+func permits(uid, gid, mode uint32, cred *syscall.Credential, want uint32) bool {
+	shift := 0
+	switch {
+	case uid == cred.Uid:
+		shift = 6
+	case gid == cred.Gid || slices.Contains(cred.Groups, gid):
+		shift = 3
+	}
+	return (mode>>shift)&want == want
 }
