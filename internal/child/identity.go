@@ -30,9 +30,11 @@ type Identity struct {
 // USER and LOGNAME set for that user), never as root unless asRoot. The
 // rest of environ passes through unchanged. euid is exopower's effective
 // user id; getenv reads exopower's environment, of which environ is the
-// whole.
+// whole. The nodes' credentials (EXOPOWER_NODE_USER and
+// EXOPOWER_NODE_PASSWORD) are exopower's, to reach the nodes: the command
+// never gets them.
 func Identify(asRoot bool, euid int, getenv func(string) string, environ []string) (Identity, error) {
-	id := Identity{Env: environ}
+	id := Identity{Env: withoutNodeCredentials(environ)}
 	if euid != 0 || asRoot {
 		return id, nil
 	}
@@ -58,8 +60,25 @@ func Identify(asRoot bool, euid int, getenv func(string) string, environ []strin
 		return id, err
 	}
 	id.Cred = cred
-	id.Env = withUser(environ, u)
+	id.Env = withUser(id.Env, u)
 	return id, nil
+}
+
+// withoutNodeCredentials returns a copy of env without the variables
+// of exopower's own that the command does not get: the nodes' password,
+// which a command that prints its environment (or a crash report that
+// does) would show, and the user that goes with it, of no use to the
+// command alone and half of the pair to an exopower run inside the
+// command, which would send it with no password.
+func withoutNodeCredentials(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "EXOPOWER_NODE_USER" && k != "EXOPOWER_NODE_PASSWORD" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // credential is u's: uid, the group sudo names (gidText, SUDO_GID) or

@@ -159,3 +159,47 @@ func TestCredentialWithoutAGroup(t *testing.T) {
 		t.Errorf("err = %v (%#v)", err, err)
 	}
 }
+
+// The nodes' credentials in the environment are exopower's, to reach the
+// nodes: the measured command never gets them, whoever it runs as. A
+// command that prints its environment (or a crash report that does)
+// would show the password.
+func TestTheCommandDoesNotGetTheNodesCredentials(t *testing.T) {
+	environ := []string{"PATH=/bin", "EXOPOWER_NODE_USER=ops", "EXOPOWER_NODE_PASSWORD=s3cret", "EXOPOWER_NODE_PASSWORDS=kept", "HOME=/var/root"}
+	// HOME, USER and LOGNAME are the user's under sudo, and beside the point.
+	want := []string{"PATH=/bin", "EXOPOWER_NODE_PASSWORDS=kept"}
+	for _, tt := range []struct {
+		name   string
+		asRoot bool
+		euid   int
+		getenv func(string) string
+	}{
+		{"not root", false, 501, lookup()},
+		{"root asked to run it as root", true, 0, lookup("SUDO_UID=65534")},
+		{"root without sudo", false, 0, lookup()},
+		{"sudo by root", false, 0, lookup("SUDO_UID=0")},
+		{"sudo by a user", false, 0, lookup("SUDO_UID=65534", "SUDO_GID=65534")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id, err := Identify(tt.asRoot, tt.euid, tt.getenv, environ)
+			if err != nil {
+				if _, lerr := user.LookupId("65534"); lerr != nil {
+					t.Skip("no user 65534:", lerr)
+				}
+				t.Fatal(err)
+			}
+			got := slices.DeleteFunc(slices.Clone(id.Env), func(kv string) bool {
+				return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "USER=") || strings.HasPrefix(kv, "LOGNAME=")
+			})
+			if !slices.Equal(got, want) {
+				t.Errorf("environment %q, want %q besides HOME, USER and LOGNAME", id.Env, want)
+			}
+			if slices.ContainsFunc(id.Env, func(kv string) bool { return strings.Contains(kv, "s3cret") || strings.Contains(kv, "=ops") }) {
+				t.Errorf("environment %q holds the nodes' credentials", id.Env)
+			}
+		})
+	}
+	if !slices.Equal(environ[:3], []string{"PATH=/bin", "EXOPOWER_NODE_USER=ops", "EXOPOWER_NODE_PASSWORD=s3cret"}) {
+		t.Errorf("exopower's own environment changed: %q", environ)
+	}
+}
