@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,11 +30,17 @@ func (n *nodeOptions) addFlags(c *cobra.Command) {
 }
 
 // setup says how to reach the nodes, this Mac's stream started as
-// opts says, should it be one.
+// opts says, should it be one. The nodes' files are read as the user who
+// ran sudo, whatever the command runs as (--as-root): root may read any
+// file, and the user must not read through exopower what they may not.
 func (n *nodeOptions) setup(s *cli.Streams, opts source.Options) cluster.Setup {
 	return cluster.Setup{Nodes: n.Nodes, Getenv: s.Getenv, Interval: opts.Interval,
 		Start: func(ctx context.Context) (*sampler.Sampler, error) { return source.Start(ctx, opts) },
-		Warn:  func(w string) { fmt.Fprintln(s.Err, "exopower: warning: "+w) }}
+		Warn:  func(w string) { fmt.Fprintln(s.Err, "exopower: warning: "+w) },
+		ReadAs: func() (*syscall.Credential, error) {
+			id, err := child.Identify(false, os.Geteuid(), s.Getenv, nil)
+			return id.Cred, err
+		}}
 }
 
 // connect reaches every node before anything starts. A signal meanwhile

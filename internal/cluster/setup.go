@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
@@ -49,6 +50,10 @@ type Setup struct {
 	// Warn tells the user, at once, of something about the nodes'
 	// setup that does not stop the run (nil: nobody is told).
 	Warn func(string)
+	// ReadAs says as whom the files of --nodes, --node-credentials and
+	// --node-ca are read: under sudo, the user who ran it (nil, or a nil
+	// credential: exopower's own user).
+	ReadAs func() (*syscall.Credential, error)
 }
 
 // Connect reaches every node at once: a remote one by its status, this
