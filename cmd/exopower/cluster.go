@@ -45,7 +45,7 @@ func (n *nodeOptions) setup(s *cli.Streams, opts source.Options) cluster.Setup {
 
 // connect reaches every node before anything starts. A signal meanwhile
 // ends it with what, nothing having started, to say.
-func connect(ctx context.Context, s *cli.Streams, setup cluster.Setup, nothing string) ([]cluster.Member, []string, error) {
+func connect(ctx context.Context, s *cli.Streams, setup cluster.Setup, nothing string) ([]cluster.Member, []cluster.Skipped, error) {
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	members, skipped, err := setup.Connect(startCtx)
 	if stopStart() && err == nil {
@@ -57,7 +57,7 @@ func connect(ctx context.Context, s *cli.Streams, setup cluster.Setup, nothing s
 
 // begin reaches every node and opens a span on each, all at once. A
 // signal meanwhile ends it before anything starts.
-func begin(ctx context.Context, s *cli.Streams, setup cluster.Setup) ([]cluster.Member, []string, error) {
+func begin(ctx context.Context, s *cli.Streams, setup cluster.Setup) ([]cluster.Member, []cluster.Skipped, error) {
 	members, skipped, err := connect(ctx, s, setup, "interrupted before the start; nothing was run")
 	if err != nil {
 		return nil, nil, err

@@ -146,7 +146,7 @@ func TestRunOverNodesDoesNotWaitForASlowOne(t *testing.T) {
 	if code != 0 || len(sum.Nodes) != 2 || sum.Nodes[0].Lost || !sum.Nodes[1].Lost {
 		t.Fatalf("status %d, nodes %+v: want the slow one lost", code, sum.Nodes)
 	}
-	if !strings.Contains(strings.Join(sum.Nodes[1].Warnings, "\n"), "no answer within its interval and 2s") {
+	if !strings.Contains(strings.Join(sum.Nodes[1].Warnings, "\n"), "no answer within 2.1s (its interval, at most 10s, and 2s)") {
 		t.Errorf("slow node's warnings %q", sum.Nodes[1].Warnings)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -172,16 +173,20 @@ func (o *watchOptions) start(ctx context.Context, s *cli.Streams) (*sampler.Samp
 	return source.Pipe(ctx, in, o.from, o.interval)
 }
 
-// nodeLine is a window of node i.
+// nodeLine is a window of node i, or a note of what became of its
+// stream.
 type nodeLine struct {
-	i int
-	l wire.SampleLine
+	i    int
+	l    wire.SampleLine
+	note *cluster.StreamNote
 }
 
 // watchNodes shows several Macs live: a row per node and the total on a
 // terminal, a line per node's window and a total line otherwise. Each
 // node streams its windows; a span on each, opened at the start and
-// ended at the end, makes the summary, as in run --node.
+// ended at the end, makes the summary, as in run --node. A node's stream
+// that breaks is opened again; the user is told (in the panel, else on
+// stderr) and the summary's warnings say so.
 func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
 	members, skipped, err := begin(ctx, s, o.nodes.setup(s, o.sourceOptions(s.Getenv, "exopower watch")))
 	if err != nil {
@@ -191,19 +196,28 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
 	start := time.Now()
 	feed := output.NewFeed[nodeLine]()
 	streams, stopStreams := context.WithCancel(context.Background())
-	wait := cluster.StreamAll(streams, members, func(i int, l wire.SampleLine) { feed.Put(nodeLine{i, l}) })
+	var mu sync.Mutex
+	var notes []string
+	over, wait := cluster.StreamAll(streams, members, func(i int, l wire.SampleLine) { feed.Put(nodeLine{i: i, l: l}) },
+		func(i int, n cluster.StreamNote) {
+			mu.Lock()
+			notes = append(notes, n.Text)
+			mu.Unlock()
+			feed.Put(nodeLine{i: i, note: &n})
+		})
 	names := make([]string, len(members))
 	for i, m := range members {
 		names[i] = m.Name()
 	}
+	format := output.ChooseFormat(o.json, s.OutTTY)
 	sink, err := output.NewClusterSink(output.SinkConfig{
-		Format:   output.ChooseFormat(o.json, s.OutTTY),
+		Format:   format,
 		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
 		Getenv:   s.Getenv,
 	}, names)
 	end := time.Now()
 	if err == nil {
-		end, err = o.followNodes(s, sink, feed, start, len(members))
+		end, err = o.followNodes(s, sink, feed, start, len(members), over, format == output.Panel)
 		if cerr := sink.Close(); err == nil {
 			err = cerr
 		}
@@ -222,22 +236,50 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
 	}
 	sum := cluster.Total(nodes, skipped, start, end.Sub(start))
 	sum.Title = fmt.Sprintf("watch: %d nodes", len(members))
+	sum.Warnings = append(sum.Warnings, notes...)
 	return o.finish(s, sum, feed, err)
 }
 
+// streamStates are what the panel shows of a node's stream in its row.
+var streamStates = map[cluster.StreamState]string{
+	cluster.StreamBroke: "stream broke: reconnecting",
+	cluster.StreamBack:  "",
+	cluster.StreamGone:  "stream lost",
+}
+
 // followNodes shows the nodes' windows until --duration, --count (windows
-// of every node), a signal or a failure to show one, and returns the end.
-func (o *watchOptions) followNodes(s *cli.Streams, sink output.ClusterSink, feed *output.Feed[nodeLine], t0 time.Time, n int) (time.Time, error) {
+// of every node whose stream goes on), a signal, the end of every node's
+// stream (over) or a failure to show one, and returns the end. What
+// becomes of a node's stream shows in the panel's row, or else as a
+// warning on stderr.
+func (o *watchOptions) followNodes(s *cli.Streams, sink output.ClusterSink, feed *output.Feed[nodeLine], t0 time.Time, n int, over <-chan struct{}, panel bool) (time.Time, error) {
 	counts := make([]int, n)
+	gone := make([]bool, n)
 	done := 0
-	why, err := output.Follow(o.live(s, t0, sink.Resize, nil), feed, func(nl nodeLine) (bool, error) {
+	why, err := output.Follow(o.live(s, t0, sink.Resize, over), feed, func(nl nodeLine) (bool, error) {
+		if nl.note != nil {
+			if !panel {
+				fmt.Fprintln(s.Err, "exopower: warning: "+nl.note.Text)
+			}
+			if err := sink.Note(nl.i, streamStates[nl.note.State]); err != nil {
+				return true, err
+			}
+			// A node whose stream is over shows no more windows: --count
+			// waits for the others.
+			if nl.note.State == cluster.StreamGone && !gone[nl.i] {
+				if gone[nl.i] = true; o.count > 0 && counts[nl.i] < o.count {
+					done++
+				}
+			}
+			return o.count > 0 && done == n, nil
+		}
 		if err := sink.Window(nl.i, nl.l); err != nil {
 			return true, err
 		}
-		if counts[nl.i]++; o.count > 0 && counts[nl.i] == o.count {
+		if counts[nl.i]++; o.count > 0 && counts[nl.i] == o.count && !gone[nl.i] {
 			done++
 		}
-		return done == n, nil
+		return o.count > 0 && done == n, nil
 	})
 	if why == output.TimeUp {
 		return t0.Add(o.duration), err

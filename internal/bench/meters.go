@@ -78,7 +78,7 @@ func (m *StreamMeter) Close() (wire.Source, []string) {
 // NodesMeter measures each run as a span on every node at once, summed.
 type NodesMeter struct {
 	members  []cluster.Member
-	skipped  []string
+	skipped  []cluster.Skipped
 	interval time.Duration
 	name     string
 	start    time.Time
@@ -87,7 +87,7 @@ type NodesMeter struct {
 // NewNodesMeter measures over the members, streams of the source named
 // name at interval; skipped are the nodes left out, named in every run's
 // warnings.
-func NewNodesMeter(members []cluster.Member, skipped []string, interval time.Duration, name string) *NodesMeter {
+func NewNodesMeter(members []cluster.Member, skipped []cluster.Skipped, interval time.Duration, name string) *NodesMeter {
 	return &NodesMeter{members: members, skipped: skipped, interval: interval, name: name}
 }
 

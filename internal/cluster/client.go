@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -11,12 +10,47 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// Client talks to one node's exopower serve.
+// exopower's own limits on what a node may take and send. A node's claims
+// (its interval above all) shorten a wait, never lengthen it past these:
+// a node is a machine on the network, and one that hangs, trickles or
+// boasts must cost the run a bounded wait, not the run.
+const (
+	// StatusWait bounds a request the node answers at once: its status,
+	// the reading of an open span, the head of its stream of windows.
+	StatusWait = 5 * time.Second
+	// MaxWindowWait bounds the part of a wait that is the node's
+	// interval: ending a span waits for the window that covers its end,
+	// and a node of a 1 h interval is not waited for an hour.
+	MaxWindowWait = 10 * time.Second
+	// StreamSlack is how long past its interval a node's stream may go
+	// without a window before it counts as broken: as long as serve
+	// gives a line to reach its client.
+	StreamSlack = 10 * time.Second
+	// maxAnswer bounds an answer's body: exopower serve's are a few KB.
+	maxAnswer = 1 << 20
+	// maxLine bounds a line of a stream of windows: serve's are under
+	// 1 KB.
+	maxLine = 64 << 10
+	// maxHeader bounds an answer's headers: serve's are a few hundred
+	// bytes.
+	maxHeader = 64 << 10
+)
+
+// Wait is how long a request that waits for one of a node's windows
+// (opening a span, ending it) may take, for a node sampled every
+// interval: the interval, at most MaxWindowWait, and EndSlack.
+func Wait(interval time.Duration) time.Duration { return min(interval, MaxWindowWait) + EndSlack }
+
+// Client talks to one node's exopower serve. It follows no redirect, so
+// that credentials go nowhere but the URL they were given for, and takes
+// no answer on trust: each is checked as the powermetrics decoder checks
+// a document, and the text in it made safe for a terminal.
 type Client struct {
 	target Target
 	hc     *http.Client
@@ -29,15 +63,23 @@ func NewClient(t Target, auth Auth, tlsConf *tls.Config) *Client {
 	// Each transport its own copy: setting up HTTP/2 writes into it.
 	tr.TLSClientConfig = tlsConf.Clone()
 	tr.Proxy = nil // a node is reached directly
-	return &Client{target: t, hc: &http.Client{Transport: tr}, cred: auth.forTarget(t)}
+	tr.MaxResponseHeaderBytes = maxHeader
+	hc := &http.Client{Transport: tr,
+		// A redirect is an error that names where it points: followed,
+		// another serve would be measured under this URL, and the
+		// credentials sent to wherever it says, in clear text if it
+		// says http.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Client{target: t, hc: hc, cred: auth.forTarget(t)}
 }
 
 // Status asks the node how it is; it reports the round trip.
 func (c *Client) Status(ctx context.Context) (wire.Status, time.Duration, error) {
 	var st wire.Status
+	const what = "GET /v1/status"
 	rtt, err := c.do(ctx, http.MethodGet, "/v1/status", &st)
-	if err == nil && st.Node == "" {
-		err = errors.New("it answered, but not as exopower serve does")
+	if err == nil {
+		err = notServe(what, checkStatus(&st))
 	}
 	return st, rtt, err
 }
@@ -46,6 +88,9 @@ func (c *Client) Status(ctx context.Context) (wire.Status, time.Duration, error)
 func (c *Client) Open(ctx context.Context) (wire.Opened, time.Duration, error) {
 	var o wire.Opened
 	rtt, err := c.do(ctx, http.MethodPost, "/v1/spans", &o)
+	if err == nil {
+		err = notServe("POST /v1/spans", checkOpened(&o))
+	}
 	return o, rtt, err
 }
 
@@ -53,6 +98,9 @@ func (c *Client) Open(ctx context.Context) (wire.Opened, time.Duration, error) {
 func (c *Client) Read(ctx context.Context, id string) (wire.Reading, error) {
 	var r wire.Reading
 	_, err := c.do(ctx, http.MethodGet, "/v1/spans/"+url.PathEscape(id), &r)
+	if err == nil {
+		err = notServe("GET /v1/spans/ID", checkReading(&r, false))
+	}
 	return r, err
 }
 
@@ -60,16 +108,46 @@ func (c *Client) Read(ctx context.Context, id string) (wire.Reading, error) {
 func (c *Client) End(ctx context.Context, id string) (wire.Reading, time.Duration, error) {
 	var r wire.Reading
 	rtt, err := c.do(ctx, http.MethodPost, "/v1/spans/"+url.PathEscape(id)+"/end", &r)
+	if err == nil {
+		err = notServe("POST /v1/spans/ID/end", checkReading(&r, true))
+	}
 	return r, rtt, err
 }
 
-func (c *Client) do(ctx context.Context, method, path string, out any) (time.Duration, error) {
+// ErrNotServe is the error of an answer that is not as exopower serve
+// gives it: a node that answers so is a bad node, refused at the start
+// and lost mid-run.
+var ErrNotServe = errors.New("not exopower serve's answer")
+
+// notServe says that what answered otherwise than exopower serve does,
+// and why; nil when why is.
+func notServe(what string, why error) error {
+	if why == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %w", what, ErrNotServe, why)
+}
+
+// request is a request of path to the node, with its credentials.
+func (c *Client) request(ctx context.Context, method, path string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.target.URL.String()+path, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if c.cred != nil {
 		req.SetBasicAuth(c.cred.User, c.cred.Password)
+	}
+	return req, nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, out any) (time.Duration, error) {
+	// Whatever the caller asked, no answer is waited for longer than
+	// the longest wait exopower allows for a window.
+	ctx, cancel := context.WithTimeout(ctx, MaxWindowWait+EndSlack)
+	defer cancel()
+	req, err := c.request(ctx, method, path)
+	if err != nil {
+		return 0, err
 	}
 	t0 := time.Now()
 	resp, err := c.hc.Do(req)
@@ -77,49 +155,118 @@ func (c *Client) do(ctx context.Context, method, path string, out any) (time.Dur
 		return 0, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// The context bounds the body too: a node that sends its headers
+	// and then trickles, or nothing, is cut off with the rest.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	rtt := time.Since(t0)
 	if err != nil {
+		return rtt, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if err := answerStatus(method+" "+path, resp); err != nil {
+		if e := (wire.Error{}); json.Unmarshal(body, &e) == nil && e.Error != "" && resp.StatusCode/100 != 3 {
+			return rtt, fmt.Errorf("%w: %s", err, clean(e.Error))
+		}
 		return rtt, err
 	}
-	if resp.StatusCode/100 != 2 {
-		var e wire.Error
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return rtt, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
-		}
-		return rtt, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	if len(body) > maxAnswer {
+		return rtt, notServe(method+" "+path, fmt.Errorf("an answer over %d KiB, where exopower serve's are a few KB", maxAnswer>>10))
 	}
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
-		return rtt, fmt.Errorf("%s %s: not exopower serve's answer: %w", method, path, err)
+	if err := json.Unmarshal(body, out); err != nil {
+		return rtt, notServe(method+" "+path, err)
 	}
 	return rtt, nil
 }
 
-// Stream reads the node's windows as they come (GET /v1/windows) and hands
-// each to f, until ctx ends or the node goes.
-func (c *Client) Stream(ctx context.Context, f func(wire.SampleLine)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.target.URL.String()+"/v1/windows", nil)
+// answerStatus is the error an answer's status says, what naming the
+// request; nil for 2xx. The status is given by its number and Go's name
+// for it: the reason phrase is the node's text.
+func answerStatus(what string, resp *http.Response) error {
+	code := resp.StatusCode
+	status := fmt.Sprintf("%d %s", code, http.StatusText(code))
+	switch {
+	case code/100 == 2:
+		return nil
+	case code/100 == 3:
+		where := "nowhere it says"
+		if loc, err := resp.Location(); err == nil {
+			where = clean(loc.Redacted())
+		}
+		return fmt.Errorf("%s: %s to %s: %w: exopower follows no redirect from a node (its credentials go only to the URL given); if that is the node's serve, give that URL with --node", what, status, where, ErrNotServe)
+	}
+	return fmt.Errorf("%s: %s", what, status)
+}
+
+// Stream reads the node's windows as they come (GET /v1/windows) and
+// hands each to f, until ctx ends (nil), the node ends the stream
+// (io.EOF), or something is wrong with it: no answer within head, no
+// window within silence, a line over 64 KiB or not as exopower serve
+// writes it.
+func (c *Client) Stream(ctx context.Context, head, silence time.Duration, f func(wire.SampleLine)) error {
+	const what = "GET /v1/windows"
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// One limit at a time: the answer's head, then each line. msg says
+	// which, for the error when it passes.
+	var fired atomic.Bool
+	var msg string
+	var timer *time.Timer
+	arm := func(why string, d time.Duration) {
+		msg = fmt.Sprintf("%s: %s within %v", what, why, d)
+		timer = time.AfterFunc(d, func() { fired.Store(true); cancel() })
+	}
+	arm("no answer", head)
+	defer func() { timer.Stop() }()
+	ended := func(err error) error {
+		switch {
+		case parent.Err() != nil:
+			return nil
+		case fired.Load():
+			return errors.New(msg)
+		}
+		return err
+	}
+	req, err := c.request(ctx, http.MethodGet, "/v1/windows")
 	if err != nil {
 		return err
 	}
-	if c.cred != nil {
-		req.SetBasicAuth(c.cred.User, c.cred.Password)
-	}
+	sent := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return ended(err)
 	}
 	defer resp.Body.Close()
+	if err := answerStatus(what, resp); err != nil {
+		return err
+	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /v1/windows: %s", resp.Status)
+		return notServe(what, fmt.Errorf("%d %s, where exopower serve answers 200", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
 	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
+	sc.Buffer(make([]byte, 0, 4<<10), maxLine)
+	for {
+		if !timer.Stop() {
+			fired.Store(true)
+			return ended(nil)
+		}
+		arm("no window", silence)
+		if !sc.Scan() {
+			break
+		}
 		var l wire.SampleLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return fmt.Errorf("GET /v1/windows: not exopower serve's stream: %w", err)
+			return notServe(what, err)
+		}
+		if err := checkLine(&l, time.Since(sent)); err != nil {
+			return notServe(what, err)
 		}
 		f(l)
 	}
-	return sc.Err()
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return notServe(what, fmt.Errorf("a line over %d KiB, where exopower serve's are under 1 KiB", maxLine>>10))
+	case err != nil:
+		return ended(fmt.Errorf("%s: %w", what, err))
+	}
+	return ended(io.EOF)
 }

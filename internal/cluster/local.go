@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -61,12 +62,17 @@ func (l *LocalMember) End(ctx context.Context, at time.Time) wire.NodeSummary {
 
 // Stream hands f this Mac's windows as they come, as serve's /v1/windows
 // would (energy cumulative from the stream's start), over a span of its
-// own, until ctx ends or the stream does.
-func (l *LocalMember) Stream(ctx context.Context, f func(wire.SampleLine)) error {
+// own, until ctx ends or the stream does; note tells of the latter,
+// which nothing brings back.
+func (l *LocalMember) Stream(ctx context.Context, f func(wire.SampleLine), note func(StreamNote)) error {
 	sp := l.meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { f(output.NewSampleLine(w, tot)) })
 	select {
 	case <-ctx.Done():
 	case <-l.meter.Done():
+		if ctx.Err() != nil {
+			break
+		}
+		note(StreamNote{State: StreamGone, Text: fmt.Sprintf("node %s (%s): this Mac's stream of windows ended: its live row stops; the summary says how it ended", l.Name(), Local)})
 	}
 	// No wait for a window: nobody reads this span's result.
 	done, cancel := context.WithCancel(context.Background())

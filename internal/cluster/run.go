@@ -33,12 +33,40 @@ type Member interface {
 	End(ctx context.Context, at time.Time) wire.NodeSummary
 	// Stream hands f the node's windows as they come, as the lines of
 	// watch --json with the energy cumulative from the stream's start,
-	// until ctx ends or the node's stream does. f must not block: it is
-	// called from what reads the node.
-	Stream(ctx context.Context, f func(wire.SampleLine)) error
+	// until ctx ends or the node's stream is over (nil then, else why).
+	// note tells what became of the stream: broken, back, or over. f
+	// and note must not block: they are called from what reads the
+	// node.
+	Stream(ctx context.Context, f func(wire.SampleLine), note func(StreamNote)) error
 	// Close lets go of what the member holds, such as this Mac's
 	// powermetrics.
 	Close()
+}
+
+// StreamState is what became of a member's stream of windows.
+type StreamState int
+
+const (
+	// StreamBroke: the stream broke, and is being opened again.
+	StreamBroke StreamState = iota + 1
+	// StreamBack: it came back.
+	StreamBack
+	// StreamGone: it is over; no more windows of the node will come.
+	StreamGone
+)
+
+// StreamNote tells the user what became of a member's stream.
+type StreamNote struct {
+	State StreamState
+	// Text says so, naming the node, for stderr and the summary.
+	Text string
+}
+
+// Skipped is a node left out at the start (--skip-unreachable), and why.
+type Skipped struct {
+	// Node is the node as given.
+	Node string
+	Err  error
 }
 
 // BeginAll opens every member's span at once and waits for all. When one
@@ -89,8 +117,9 @@ func EndAll(ctx context.Context, ms []Member, at time.Time) []wire.NodeSummary {
 // bound that the round trips leave: each node's span edges are known to
 // within its round trip, over which it may draw up to its peak. The
 // interval is the longest of the nodes'. skipped are the nodes left out
-// because they did not answer before the start (--skip-unreachable).
-func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapsed time.Duration) *wire.Summary {
+// because they did not answer before the start, or not as exopower serve
+// does (--skip-unreachable).
+func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elapsed time.Duration) *wire.Summary {
 	sum := &wire.Summary{
 		SchemaVersion:   wire.SchemaVersion,
 		Type:            "summary",
@@ -144,7 +173,11 @@ func Total(nodes []wire.NodeSummary, skipped []string, started time.Time, elapse
 	u := wire.Num(unc)
 	sum.UncertaintyJoules = &u
 	for _, t := range skipped {
-		sum.Warnings = append(sum.Warnings, "node "+t+" did not answer before the start and is not measured (--skip-unreachable): the total leaves it out")
+		why := "did not answer before the start"
+		if errors.Is(t.Err, ErrNotServe) {
+			why = "answered as no exopower serve does (" + t.Err.Error() + ")"
+		}
+		sum.Warnings = append(sum.Warnings, "node "+t.Node+" "+why+" and is not measured (--skip-unreachable): the total leaves it out")
 	}
 	return sum
 }

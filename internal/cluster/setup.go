@@ -57,10 +57,10 @@ type Setup struct {
 }
 
 // Connect reaches every node at once: a remote one by its status, this
-// Mac by starting its stream. Nodes that do not answer are an error,
-// unless SkipUnreachable: then they are left out, and named in skipped.
-// Close the members when done.
-func (s Setup) Connect(ctx context.Context) (members []Member, skipped []string, err error) {
+// Mac by starting its stream. Nodes that do not answer, or not as
+// exopower serve does, are an error, unless SkipUnreachable: then they
+// are left out, and named in skipped. Close the members when done.
+func (s Setup) Connect(ctx context.Context) (members []Member, skipped []Skipped, err error) {
 	ts, auth, err := s.targets(s.Getenv)
 	if err != nil {
 		return nil, nil, err
@@ -82,7 +82,7 @@ func (s Setup) Connect(ctx context.Context) (members []Member, skipped []string,
 		case errs[i] == nil:
 			members = append(members, m)
 		case s.SkipUnreachable && !ts[i].Local:
-			skipped = append(skipped, ts[i].Name())
+			skipped = append(skipped, Skipped{Node: ts[i].Name(), Err: errs[i]})
 		default:
 			failed = append(failed, errs[i])
 		}
@@ -98,7 +98,7 @@ func (s Setup) Connect(ctx context.Context) (members []Member, skipped []string,
 }
 
 // reach reaches one node: this Mac by starting its stream, a remote one
-// by its status, which it answers at once.
+// by its status, which it answers at once (Connect waits StatusWait).
 func (s Setup) reach(ctx context.Context, t Target, auth Auth, tlsConf *tls.Config) (Member, error) {
 	if t.Local {
 		meter, err := s.Start(ctx)
@@ -107,8 +107,6 @@ func (s Setup) reach(ctx context.Context, t Target, auth Auth, tlsConf *tls.Conf
 		}
 		return NewLocal(meter, s.Interval), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	r, err := Connect(ctx, NewClient(t, auth, tlsConf))
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", t.Name(), err)
@@ -144,12 +142,22 @@ func CloseAll(ms []Member) {
 }
 
 // StreamAll streams every member's windows at once into f, with the
-// member's index, until ctx ends; wait waits for the streams to stop.
-// f is called from several goroutines at once and must not block.
-func StreamAll(ctx context.Context, ms []Member, f func(i int, l wire.SampleLine)) (wait func()) {
+// member's index, until ctx ends, and tells note what becomes of each
+// stream (broken, back, over). over is closed when every stream is over
+// (ctx ended, or each given up); wait waits for the streams to stop. f
+// and note are called from several goroutines at once and must not
+// block.
+func StreamAll(ctx context.Context, ms []Member, f func(i int, l wire.SampleLine), note func(i int, n StreamNote)) (over <-chan struct{}, wait func()) {
 	var wg sync.WaitGroup
 	for i, m := range ms {
-		wg.Go(func() { m.Stream(ctx, func(l wire.SampleLine) { f(i, l) }) })
+		wg.Go(func() {
+			m.Stream(ctx, func(l wire.SampleLine) { f(i, l) }, func(n StreamNote) { note(i, n) })
+		})
 	}
-	return wg.Wait
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done, func() { <-done }
 }

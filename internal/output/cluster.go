@@ -18,6 +18,11 @@ type ClusterSink interface {
 	// Window shows a window of node i (its SampleLine, energy cumulative
 	// from the start) and the total after it.
 	Window(i int, l wire.SampleLine) error
+	// Note shows what became of node i's stream (its window stop
+	// coming: "stream lost"; "" when all is well again), where the view
+	// has a place for it: the panel's row. The other views leave it to
+	// the warnings on stderr, which they do not draw over.
+	Note(i int, state string) error
 	Resize() error
 	Close() error
 }
@@ -28,6 +33,7 @@ type cluster struct {
 	nodes []string
 	last  []wire.SampleLine
 	seen  []bool
+	state []string
 	total wire.SampleLine
 }
 
@@ -50,7 +56,7 @@ func (c *cluster) add(i int, l wire.SampleLine) wire.SampleLine {
 
 // NewClusterSink returns the sink for c.Format over the named nodes.
 func NewClusterSink(c SinkConfig, nodes []string) (ClusterSink, error) {
-	base := cluster{nodes: nodes, last: make([]wire.SampleLine, len(nodes)), seen: make([]bool, len(nodes))}
+	base := cluster{nodes: nodes, last: make([]wire.SampleLine, len(nodes)), seen: make([]bool, len(nodes)), state: make([]string, len(nodes))}
 	switch c.Format {
 	case NDJSON:
 		return &clusterNDJSON{cluster: base, out: c.Terminal.Out}, nil
@@ -81,8 +87,9 @@ func (s *clusterNDJSON) Window(i int, l wire.SampleLine) error {
 	return WriteJSON(s.out, tot)
 }
 
-func (s *clusterNDJSON) Resize() error { return nil }
-func (s *clusterNDJSON) Close() error  { return nil }
+func (s *clusterNDJSON) Note(int, string) error { return nil }
+func (s *clusterNDJSON) Resize() error          { return nil }
+func (s *clusterNDJSON) Close() error           { return nil }
 
 // clusterLines writes a line per node's window and the total after it.
 type clusterLines struct {
@@ -102,8 +109,9 @@ func (s *clusterLines) Window(i int, l wire.SampleLine) error {
 	return err
 }
 
-func (s *clusterLines) Resize() error { return nil }
-func (s *clusterLines) Close() error  { return nil }
+func (s *clusterLines) Note(int, string) error { return nil }
+func (s *clusterLines) Resize() error          { return nil }
+func (s *clusterLines) Close() error           { return nil }
 
 // clusterPanel redraws a row per node and the total, in place.
 type clusterPanel struct {
@@ -118,6 +126,14 @@ func (s *clusterPanel) Window(i int, l wire.SampleLine) error {
 		return nil
 	}
 	s.add(i, l)
+	return s.draw()
+}
+
+func (s *clusterPanel) Note(i int, state string) error {
+	if s.closed {
+		return nil
+	}
+	s.state[i] = state
 	return s.draw()
 }
 
@@ -142,13 +158,16 @@ func (s *clusterPanel) draw() error {
 	fmt.Fprintln(&b, s.st.Render(s.st.Title, fmt.Sprintf("exopower watch: %d nodes   (Ctrl-C ends it with a summary)", len(s.nodes))))
 	fmt.Fprintf(&b, "\n  %-20s %10s %10s %10s %10s %11s\n", "node", "power", "CPU", "GPU", "ANE", "energy")
 	for i, name := range s.nodes {
-		if !s.seen[i] {
+		switch {
+		case !s.seen[i] && s.state[i] != "":
+			fmt.Fprintf(&b, "  %s  %s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), s.st.Render(s.st.Warn, s.state[i]))
+		case !s.seen[i]:
 			fmt.Fprintf(&b, "  %s %12s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), "waiting")
-			continue
+		default:
+			s.row(&b, name, s.last[i], s.state[i])
 		}
-		s.row(&b, name, s.last[i])
 	}
-	s.row(&b, "total", s.total)
+	s.row(&b, "total", s.total, "")
 	w, h := s.t.size()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if h > 0 && len(lines) > h {
@@ -162,8 +181,14 @@ func (s *clusterPanel) draw() error {
 	return err
 }
 
-func (s *clusterPanel) row(b *strings.Builder, name string, l wire.SampleLine) {
+// row draws a node's newest window, and state, what became of its
+// stream, when there is one to say.
+func (s *clusterPanel) row(b *strings.Builder, name string, l wire.SampleLine, state string) {
 	p := l.PowerWatts
-	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
+	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
 		Watts(float64(p.Total)), Watts(float64(p.CPU)), Watts(float64(p.GPU)), Watts(float64(p.ANE)), Joules(float64(l.EnergyJoules.Total)))
+	if state != "" {
+		fmt.Fprintf(b, "  %s", s.st.Render(s.st.Warn, state))
+	}
+	b.WriteString("\n")
 }

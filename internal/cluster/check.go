@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// The checks of a node's answers, as the powermetrics decoder checks a
+// document: every field exopower uses is there, a number, and within
+// what a Mac can do; what is not is an error that names the field. A node
+// that answers so is refused at the start (a bad node) or, mid-run,
+// lost, with what it answered well before; its numbers never reach the
+// sum, where one would make it meaningless or unwritable (1e308 J
+// averages to +Inf, which JSON cannot hold). The text in an answer is
+// made safe for a terminal here too (clean), so that no output has to.
+
+// The range of a node's interval that exopower takes: that of its own
+// --interval.
+const (
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Hour
+)
+
+// maxSamples bounds a span's windows: a billion of the shortest, 10 ms,
+// would take four months.
+const maxSamples = 1_000_000_000
+
+// checkInterval checks a node's interval, field naming it.
+func checkInterval(field string, v wire.Num) error {
+	if s := float64(v); !(s >= MinInterval.Seconds() && s <= MaxInterval.Seconds()) {
+		return fmt.Errorf("%s %v is out of the range exopower takes, %v to %v", field, s, MinInterval, MaxInterval)
+	}
+	return nil
+}
+
+// checkStatus checks GET /v1/status's answer, and cleans its text.
+func checkStatus(st *wire.Status) error {
+	st.Node, st.Source = clean(st.Node), cleanSource(st.Source)
+	if st.Node == "" {
+		return errors.New("node, its name, is missing")
+	}
+	return checkInterval("interval_seconds", st.IntervalSeconds)
+}
+
+// checkOpened checks POST /v1/spans's answer, and cleans its text.
+func checkOpened(o *wire.Opened) error {
+	o.ID, o.Node, o.URL = clean(o.ID), clean(o.Node), clean(o.URL)
+	if o.ID == "" {
+		return errors.New("id, the span's, is missing")
+	}
+	return checkTime("started_at", o.StartedAt)
+}
+
+func checkTime(field, s string) error {
+	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		return fmt.Errorf("%s %q is no RFC 3339 time", field, clean(s))
+	}
+	return nil
+}
+
+// checkReading checks a span's reading (ended: the answer to its end),
+// and cleans its text. Fields that a span's reading never holds (the
+// nodes, a command, a bound) are dropped, so that a node cannot slip rows
+// into the summary.
+func checkReading(r *wire.Reading, ended bool) error {
+	r.ID, r.Node = clean(r.ID), clean(r.Node)
+	s := r.Summary
+	if s == nil {
+		return errors.New("its measurement (started_at, duration_seconds, energy_joules...) is missing")
+	}
+	s.Type, s.Scope, s.Source, s.Warnings = clean(s.Type), clean(s.Scope), cleanSource(s.Source), cleanWarnings(s.Warnings)
+	s.Command, s.ExitCode, s.Signal, s.Nodes, s.UncertaintyJoules, s.Title = nil, nil, nil, nil, nil, ""
+	if s.SchemaVersion != wire.SchemaVersion {
+		return fmt.Errorf("schema_version %d, where this exopower reads %d (is one of them out of date?)", s.SchemaVersion, wire.SchemaVersion)
+	}
+	if err := checkTime("started_at", s.StartedAt); err != nil {
+		return err
+	}
+	if ended {
+		if r.EndedAt == nil {
+			return errors.New("ended_at is missing")
+		}
+		if err := checkTime("ended_at", *r.EndedAt); err != nil {
+			return err
+		}
+	}
+	secs := float64(s.DurationSeconds)
+	switch {
+	case !(secs >= 0 && secs <= powermetrics.MaxWindow.Seconds()):
+		return fmt.Errorf("duration_seconds %v is implausible: negative, or longer than a week", secs)
+	case !(s.Coverage >= 0 && s.Coverage <= 1):
+		return fmt.Errorf("coverage %v is outside [0, 1]", float64(s.Coverage))
+	case s.Samples < 0 || s.Samples > maxSamples:
+		return fmt.Errorf("samples %d is implausible", s.Samples)
+	}
+	if err := checkInterval("interval_seconds", s.IntervalSeconds); err != nil {
+		return err
+	}
+	if err := checkEnergy("energy_joules", s.EnergyJoules, secs); err != nil {
+		return err
+	}
+	if err := checkPower("avg_power_watts", s.AvgPowerWatts); err != nil {
+		return err
+	}
+	return checkPower("peak_power_watts", s.PeakPowerWatts)
+}
+
+// checkLine checks a line of a stream of windows that began since ago,
+// and cleans its text.
+func checkLine(l *wire.SampleLine, since time.Duration) error {
+	l.Type, l.Node, l.ThermalPressure = clean(l.Type), clean(l.Node), clean(l.ThermalPressure)
+	switch {
+	case l.SchemaVersion != wire.SchemaVersion:
+		return fmt.Errorf("schema_version %d, where this exopower reads %d (is one of them out of date?)", l.SchemaVersion, wire.SchemaVersion)
+	case l.Type != "sample":
+		return fmt.Errorf("type %q, where a window's is \"sample\"", l.Type)
+	case !(l.WindowSeconds >= 0 && float64(l.WindowSeconds) <= powermetrics.MaxWindow.Seconds()):
+		return fmt.Errorf("window_seconds %v is implausible: negative, or longer than a week", float64(l.WindowSeconds))
+	}
+	if err := checkTime("time", l.Time); err != nil {
+		return err
+	}
+	if err := checkPower("power_watts", l.PowerWatts); err != nil {
+		return err
+	}
+	// The energy is cumulative from the stream's start, which was at
+	// most since ago, give or take the clocks' rates.
+	return checkEnergy("energy_joules", l.EnergyJoules, (since + EndSlack).Seconds())
+}
+
+// checkPower checks the components of field, powers: each a number from
+// 0 to powermetrics.MaxPowerWatts, as the powermetrics decoder checks
+// each component of a window.
+func checkPower(field string, c wire.Components) error {
+	return checkComponents(field, c, powermetrics.MaxPowerWatts, fmt.Sprintf("over %d kW", powermetrics.MaxPowerWatts/1000))
+}
+
+// checkEnergy checks the components of field, energies over secs: each
+// a number from 0 to what powermetrics.MaxPowerWatts gives over secs.
+func checkEnergy(field string, c wire.Components, secs float64) error {
+	return checkComponents(field, c, powermetrics.MaxPowerWatts*secs, fmt.Sprintf("over %d kW for %.3g s", powermetrics.MaxPowerWatts/1000, secs))
+}
+
+func checkComponents(field string, c wire.Components, most float64, over string) error {
+	for _, v := range []struct {
+		name string
+		v    *wire.Num
+	}{{"total", &c.Total}, {"cpu", &c.CPU}, {"gpu", &c.GPU}, {"ane", &c.ANE}, {"dram", c.DRAM}, {"system", c.System}} {
+		if v.v == nil {
+			continue
+		}
+		switch x := float64(*v.v); {
+		case !(x >= 0):
+			return fmt.Errorf("%s.%s %v is implausible: negative, or not a number", field, v.name, x)
+		case x > most*(1+1e-9)+1e-9:
+			return fmt.Errorf("%s.%s %v is implausible: %s", field, v.name, x, over)
+		}
+	}
+	return nil
+}
