@@ -190,11 +190,15 @@ func (b *Runner) Measure(ctx context.Context) *Report {
 	return rep
 }
 
-// idle measures the idle machines for the baseline's duration.
+// idle measures the idle machines for the baseline's duration. A signal
+// ends the idle span, and any wait on the meter then (a node's answer),
+// at once.
 func (b *Runner) idle(ctx context.Context) IdleSpan {
 	b.cfg.Progress.Idle(b.cfg.Baseline)
-	s, err := b.meter.Idle(ctx, b.cfg.Baseline, b.sleep)
-	if err != nil && b.failed == nil {
+	ictx, stop := b.interruptible(ctx)
+	s, err := b.meter.Idle(ictx, b.cfg.Baseline, func(d time.Duration) bool { return sleepCtx(ictx, d) })
+	stop()
+	if err != nil && b.failed == nil && b.signal == 0 {
 		b.failed = err
 	}
 	return s
@@ -252,7 +256,19 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 	if b.cfg.UnitsFrom != nil {
 		out = &tailBuffer{}
 	}
-	if err := b.meter.Begin(ctx); err != nil {
+	// Opening the spans waits on the meter (the nodes answer once their
+	// source has sampled): a signal meanwhile ends the bench, and the
+	// spans opened are closed again.
+	bctx, stop := b.interruptible(ctx)
+	err := b.meter.Begin(bctx)
+	stop()
+	switch {
+	case b.signal != 0:
+		if err == nil {
+			b.end(ctx, time.Now())
+		}
+		return Run{}, false
+	case err != nil:
 		b.failed = err
 		return Run{}, false
 	}
@@ -264,14 +280,13 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 	}
 	exit := b.wait(p)
 	if b.signal != 0 {
-		b.meter.End(ctx, exit.At, 0, "")
+		b.end(ctx, exit.At)
 		return Run{}, false
 	}
 	// A signal now cuts the wait for the window that covers the end short.
-	endCtx, stopEnd := cli.CancelOnSignal(ctx, b.cfg.Signals)
+	endCtx, stopEnd := b.interruptible(ctx)
 	run := b.meter.End(endCtx, exit.At, exit.Status, exit.Signal)
-	if stopEnd() {
-		b.signal = int(syscall.SIGINT)
+	if stopEnd(); b.signal != 0 {
 		return Run{}, false
 	}
 	if exit.Status != 0 && !b.cfg.IgnoreFailure {
@@ -280,6 +295,56 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 	}
 	run.Units = b.units(out)
 	return run, true
+}
+
+// end closes a span that measures nothing (the bench was cut short), at
+// at: a further signal cuts its wait short.
+func (b *Runner) end(ctx context.Context, at time.Time) {
+	ctx, stop := b.interruptible(ctx)
+	b.meter.End(ctx, at, 0, "")
+	stop()
+}
+
+// interruptible returns a context that the next signal ends, for a wait
+// on the meter (a node's answer, the window that covers an end): stop
+// ends it, and a signal that came meanwhile cuts the bench short, as in
+// sleep.
+func (b *Runner) interruptible(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done, finished := make(chan struct{}), make(chan struct{})
+	var sig os.Signal
+	go func() {
+		defer close(finished)
+		select {
+		case sig = <-b.cfg.Signals:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-finished
+		cancel()
+		if sig != nil && b.signal == 0 {
+			b.signal = int(sig.(syscall.Signal))
+			b.cfg.Progress.Clear()
+		}
+	}
+}
+
+// sleepCtx waits for d, or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // units are a run's units of work: Units, or what UnitsFrom reads from
