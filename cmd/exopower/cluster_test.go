@@ -92,8 +92,8 @@ func TestRunOverThreeNodesSumsTheirEnergy(t *testing.T) {
 }
 
 // A node that dies mid-run: the command runs on and its status is kept;
-// the node is marked lost, the total is partial and says so; the rest is
-// measured.
+// the node is marked lost, its coverage what it covered of the run, the
+// total is partial and says so; the rest is measured.
 func TestRunOverNodesWhenOneDies(t *testing.T) {
 	t.Parallel() // each waits on its nodes in real time, not on the CPU
 	nodes := []*served{startNode(t, "stays", "0=10,0,0"), startNode(t, "dies", "0=5,0,0")}
@@ -113,6 +113,11 @@ func TestRunOverNodesWhenOneDies(t *testing.T) {
 	}
 	if all := strings.Join(sum.Warnings, "\n"); !strings.Contains(all, "node dies ("+nodes[1].url+") stopped answering") || !strings.Contains(all, "the total is partial") {
 		t.Errorf("warnings %q", sum.Warnings)
+	}
+	// It covered the 1.5 s before it died, of the 3 s command: the
+	// total's coverage, the lowest node's, says so.
+	if c := sum.Nodes[1].Coverage; c >= 0.75 || sum.Coverage != c {
+		t.Errorf("coverage %v, the lost node's %v; want what it covered of the command, about half", sum.Coverage, c)
 	}
 	stays := truth(t, nodes[0], sum.Nodes[0])
 	if got := float64(sum.Nodes[0].EnergyJoules.Total); math.Abs(got-stays)/stays > 0.005 || float64(sum.EnergyJoules.Total) < got {

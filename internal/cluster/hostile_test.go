@@ -313,3 +313,24 @@ func awaitReading(t *testing.T, r *Remote) *wire.Reading {
 	t.Fatal("no reading of the span a minute on")
 	return nil
 }
+
+// A bad node (an interval of 1e12 s) stops the run before anything
+// starts, naming the value; --skip-unreachable goes on without it, and
+// says why it was left out.
+func TestABadNodeIsRefusedAtTheStartOrSkipped(t *testing.T) {
+	good := newFakeNode(t, nil)
+	bad := newFakeNode(t, map[string]http.HandlerFunc{"status": raw(`{"node":"bad","interval_seconds":1e12}`)})
+	setup := Setup{Nodes: Nodes{URLs: []string{good.srv.URL, bad.srv.URL}}, Getenv: func(string) string { return "" }}
+	if _, _, err := setup.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), "node "+bad.srv.URL+": GET /v1/status: not exopower serve's answer: interval_seconds 1e+12 is out of the range") {
+		t.Errorf("Connect = %v; want the bad node refused, naming its interval", err)
+	}
+	setup.SkipUnreachable = true
+	members, skipped, err := setup.Connect(context.Background())
+	if err != nil || len(members) != 1 || len(skipped) != 1 || skipped[0].Node != bad.srv.URL || !errors.Is(skipped[0].Err, ErrNotServe) {
+		t.Fatalf("Connect = %d members, skipped %+v, %v; want the bad node skipped as no serve", len(members), skipped, err)
+	}
+	CloseAll(members)
+	if all := strings.Join(Total(nil, skipped, time.Now(), time.Second).Warnings, "\n"); !strings.Contains(all, "node "+bad.srv.URL+" answered as no exopower serve does") {
+		t.Errorf("warnings %q", all)
+	}
+}

@@ -69,7 +69,7 @@ func (r *Remote) Begin(ctx context.Context) error {
 	sent := time.Now()
 	o, _, err := r.c.Open(ctx)
 	if err != nil {
-		return errWait(err, r.wait)
+		return errWait("POST /v1/spans", err, r.wait)
 	}
 	started, _ := time.Parse(time.RFC3339Nano, o.StartedAt) // checked by Open
 	// The node stamped the start just before it answered, a one-way trip
@@ -155,7 +155,7 @@ func (r *Remote) End(ctx context.Context, at time.Time) wire.NodeSummary {
 	r.mu.Unlock()
 	if lost {
 		rd = r.lostReading(last, at)
-		rd.Warnings = append(rd.Warnings, "lost: "+errWait(err, r.wait).Error())
+		rd.Warnings = append(rd.Warnings, "lost: "+errWait("POST /v1/spans/"+r.opened.ID+"/end", err, r.wait).Error())
 	} else if _, rtt, err := r.c.Status(ctx); err == nil {
 		r.rtt = max(r.rtt, rtt)
 	}
@@ -188,14 +188,14 @@ func (r *Remote) lostReading(last *wire.Reading, at time.Time) wire.Reading {
 	return wire.Reading{Summary: &sum, ID: last.ID, Node: last.Node}
 }
 
-// errWait says what err, from a request bounded by wait, was: a deadline
-// passed is no answer within it.
-func errWait(err error, wait time.Duration) error {
+// errWait says what err, from the request what bounded by wait, was: a
+// deadline passed is no answer within it.
+func errWait(what string, err error, wait time.Duration) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no answer within %v (its interval, at most %v, and %v)", wait, MaxWindowWait, EndSlack)
+		return fmt.Errorf("%s: no answer within %v (its interval, at most %v, and %v)", what, wait, MaxWindowWait, EndSlack)
 	case errors.Is(err, context.Canceled):
-		return errors.New("the wait for its answer was cut short")
+		return fmt.Errorf("%s: the wait for its answer was cut short", what)
 	}
 	return err
 }

@@ -181,14 +181,15 @@ func (s *clusterPanel) draw() error {
 	return err
 }
 
-// row draws a node's newest window, and state, what became of its
-// stream, when there is one to say.
+// row draws a node's newest window, and under it state, what became of
+// its stream, when there is one to say.
 func (s *clusterPanel) row(b *strings.Builder, name string, l wire.SampleLine, state string) {
 	p := l.PowerWatts
 	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
 		Watts(float64(p.Total)), Watts(float64(p.CPU)), Watts(float64(p.GPU)), Watts(float64(p.ANE)), Joules(float64(l.EnergyJoules.Total)))
-	if state != "" {
-		fmt.Fprintf(b, "  %s", s.st.Render(s.st.Warn, state))
-	}
 	b.WriteString("\n")
+	// On a line of its own: the row fills 80 columns.
+	if state != "" {
+		fmt.Fprintf(b, "  %-20s %s\n", "", s.st.Render(s.st.Warn, state))
+	}
 }

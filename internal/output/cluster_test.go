@@ -52,3 +52,31 @@ func TestClusterNDJSONNamesTheNodeAndAddsATotalLine(t *testing.T) {
 		t.Errorf("lines:\n%s", out.String())
 	}
 }
+
+// A node whose stream broke shows so in its row of the panel, after its
+// last window (or in place of "waiting"), until it is back.
+func TestClusterPanelShowsWhatBecameOfANodesStream(t *testing.T) {
+	var out bytes.Buffer
+	s, _ := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, []string{"mac1", "mac2"})
+	s.Window(0, line("", 10, 1))
+	s.Note(0, "stream broke: reconnecting")
+	s.Note(1, "stream lost")
+	frame := out.String()[strings.LastIndex(out.String(), home):]
+	for _, want := range []string{"10.00 W", "stream broke: reconnecting", "mac2", "stream lost"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("frame %q: no %q", frame, want)
+		}
+	}
+	if strings.Contains(frame, "waiting") {
+		t.Errorf("frame %q: mac2's stream is lost, not waited for", frame)
+	}
+	s.Note(0, "")
+	if frame := out.String()[strings.LastIndex(out.String(), home):]; strings.Contains(frame, "reconnecting") {
+		t.Errorf("frame %q: mac1's stream is back", frame)
+	}
+	var nd bytes.Buffer
+	j, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &nd}}, []string{"mac1"})
+	if j.Note(0, "stream lost") != nil || nd.Len() != 0 {
+		t.Errorf("NDJSON wrote %q for a note: its notes go to stderr, not among the data", nd.String())
+	}
+}
