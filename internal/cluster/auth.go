@@ -63,12 +63,17 @@ func (s Setup) targets(getenv func(string) string) ([]Target, Auth, error) {
 		return nil, Auth{}, cli.Fail(err, "write each line as URL USER PASSWORD, such as https://mac2:10241 ops PASSWORD")
 	}
 	if s.CAFile != "" {
-		// Checked here, as the user; TLSConfig reads it.
+		// Read here, as the user, once: what is trusted is what was
+		// checked.
 		f, err := openFlag("--node-ca", s.CAFile, as)
 		if err != nil {
 			return nil, Auth{}, err
 		}
+		auth.ca, err = io.ReadAll(f)
 		f.Close()
+		if err != nil {
+			return nil, Auth{}, cli.Fail(fmt.Errorf("--node-ca %s: %w", s.CAFile, err))
+		}
 	}
 	s.warnClearText(ts, auth)
 	return ts, auth, nil
@@ -162,6 +167,7 @@ type Credentials struct{ User, Password string }
 type Auth struct {
 	byURL    map[string]Credentials
 	fallback *Credentials
+	ca       []byte // the --node-ca file's PEM, read as the user (nil: none)
 }
 
 // LoadAuth reads the credentials file (nil: none) and the environment.
@@ -218,6 +224,14 @@ func TLSConfig(caFile string) (*tls.Config, error) {
 	pem, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
+	}
+	return caConfig(caFile, pem)
+}
+
+// caConfig trusts the system's CAs and those in pem, read from caFile.
+func caConfig(caFile string, pem []byte) (*tls.Config, error) {
+	if pem == nil {
+		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {

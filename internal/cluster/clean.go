@@ -64,8 +64,13 @@ func clean(s string) string {
 	return b.String()
 }
 
-// control says whether r is a C0 or C1 control character or DEL.
-func control(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
+// control says whether r is a C0 or C1 control character, DEL, or one of
+// Unicode's bidirectional embeddings, overrides and isolates, which turn
+// the rest of a line around on the screen ("mac\u202e1cam" shows as
+// "mac1cam" backwards).
+func control(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
 
 func cleanSource(s wire.Source) wire.Source {
 	return wire.Source{Tool: clean(s.Tool), HWModel: clean(s.HWModel), OSBuild: clean(s.OSBuild)}

@@ -217,7 +217,7 @@ func TestANodeThatRedirectsIsRefusedAndItsCredentialsGoNowhereElse(t *testing.T)
 // made visible: an OSC that sets the terminal's title, a clear screen, a
 // \r that draws over a line show as escapes and do nothing.
 func TestTextANodeSuppliesHasItsControlCharactersEscaped(t *testing.T) {
-	evil := "mac\x1b]0;owned\x07\r\x1b[2J\u009b1m\x7f"
+	evil := "mac\x1b]0;owned\x07\r\x1b[2J\u009b1m\x7f\u202e\u2066"
 	n := newFakeNode(t, map[string]http.HandlerFunc{
 		"status": func(w http.ResponseWriter, _ *http.Request) {
 			answer(w, wire.Status{Node: evil, IntervalSeconds: 0.1, Source: wire.Source{Tool: evil}})
@@ -229,7 +229,7 @@ func TestTextANodeSuppliesHasItsControlCharactersEscaped(t *testing.T) {
 		m["scope"] = evil
 	}))
 	r := n.mustBegin(t)
-	want := `mac\x1b]0;owned\x07\x0d\x1b[2J\u009b1m\x7f`
+	want := `mac\x1b]0;owned\x07\x0d\x1b[2J\u009b1m\x7f\u202e\u2066`
 	if r.Name() != want {
 		t.Errorf("name %q, want %q", r.Name(), want)
 	}

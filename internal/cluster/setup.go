@@ -65,7 +65,7 @@ func (s Setup) Connect(ctx context.Context) (members []Member, skipped []Skipped
 	if err != nil {
 		return nil, nil, err
 	}
-	tlsConf, err := TLSConfig(s.CAFile)
+	tlsConf, err := caConfig(s.CAFile, auth.ca)
 	if err != nil {
 		return nil, nil, cli.Fail(fmt.Errorf("--node-ca: %w", err))
 	}
