@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v2"
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/serve"
@@ -30,6 +28,7 @@ type serveOptions struct {
 	listen    string
 	node      string
 	webConfig string
+	maxConns  int
 }
 
 func newServeCmd(s *cli.Streams) *cobra.Command {
@@ -43,7 +42,10 @@ over any range is that range's energy), the stream's state at /v1/status, and
 spans: POST /v1/spans opens one, POST /v1/spans/ID/end closes it and answers
 with its measurement, in the fields of exopower run --json. powermetrics is
 started again when it dies. Listens on this machine only unless --listen says
-otherwise, which then needs a web config with passwords (--web.config.file).`,
+otherwise, which then needs a web config with passwords (--web.config.file),
+read again at every request. Without passwords, it answers only requests to
+localhost, 127.0.0.1 or this machine's hostname; web pages of other origins
+may not open spans or streams.`,
 		Example: `  sudo exopower serve
   curl -s localhost:10241/metrics | grep exopower_soc_energy
   id=$(curl -s -X POST localhost:10241/v1/spans | jq -r .id); make; curl -s -X POST localhost:10241/v1/spans/$id/end
@@ -54,7 +56,8 @@ otherwise, which then needs a web config with passwords (--web.config.file).`,
 	o.addFlags(c, time.Second)
 	c.Flags().StringVar(&o.listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
-	c.Flags().StringVar(&o.webConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it")
+	c.Flags().StringVar(&o.webConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request")
+	c.Flags().IntVar(&o.maxConns, "web.max-connections", serve.DefaultMaxConnections, "hold at most `N` connections at once (the next waits), and never more than half of the files exopower may open (ulimit -n)")
 	return c
 }
 
@@ -82,20 +85,15 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	defer meter.Stop()
 	srv := serve.New(meter, sup, cfg)
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		// The end of a span waits up to an interval and the grace.
-		WriteTimeout:   o.interval + serveGrace + 10*time.Second,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 16 << 10,
+	hs := srv.HTTPServer(serveGrace)
+	nofile := openFiles()
+	maxConns, lowered := serve.MaxConnections(o.maxConns, nofile)
+	if lowered {
+		fmt.Fprintf(s.Err, "exopower serve: --web.max-connections %d lowered to %d, half of the %d files exopower may open (ulimit -n): the rest are kept for the source and serve's own files\n",
+			o.maxConns, maxConns, nofile)
 	}
 	served := make(chan error, 1)
-	go func() {
-		logger := slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		served <- web.Serve(ln, hs, &web.FlagConfig{WebConfigFile: &o.webConfig}, logger)
-	}()
+	go func() { served <- srv.Serve(hs, serve.Listen(ln, maxConns)) }()
 	expiry, stopExpiry := context.WithCancel(ctx)
 	defer stopExpiry()
 	go srv.RunExpiry(expiry)
@@ -118,7 +116,10 @@ func (o *serveOptions) config() (serve.Config, error) {
 	if err := o.validate(); err != nil {
 		return serve.Config{}, err
 	}
-	users, err := webUsers(o.webConfig)
+	if o.maxConns < 1 {
+		return serve.Config{}, cli.Fail(fmt.Errorf("--web.max-connections %d: serve needs at least one connection", o.maxConns), fmt.Sprintf("the default is %d, as Prometheus's", serve.DefaultMaxConnections))
+	}
+	users, err := serve.WebConfigUsers(o.webConfig)
 	if err != nil {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--web.config.file %s: %w", o.webConfig, err), "see https://prometheus.io/docs/prometheus/latest/configuration/https/ for the format")
 	}
@@ -126,41 +127,37 @@ func (o *serveOptions) config() (serve.Config, error) {
 	if err != nil {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), "give host:port, such as "+wire.DefaultListen)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && users == 0 {
+	ip := net.ParseIP(host)
+	beyond := (ip == nil || !ip.IsLoopback()) && host != "localhost"
+	if beyond && users == 0 {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s reaches beyond this machine, and no web config sets passwords", o.listen),
 			"give --web.config.file with basic_auth_users (and TLS), or listen on 127.0.0.1")
 	}
+	hostname, herr := os.Hostname()
 	node := o.node
 	if node == "" {
-		if node, err = os.Hostname(); err != nil {
-			return serve.Config{}, cli.Fail(fmt.Errorf("no --node-name, and the hostname: %w", err), "give --node-name")
+		if herr != nil {
+			return serve.Config{}, cli.Fail(fmt.Errorf("no --node-name, and the hostname: %w", herr), "give --node-name")
 		}
+		node = hostname
 	}
-	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), Authenticated: users > 0}
+	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), WebConfigFile: o.webConfig, BeyondLoopback: beyond}
+	if herr == nil {
+		cfg.Hostnames = []string{hostname}
+	}
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
 	return cfg, nil
 }
 
-// webUsers checks a web config file as exporters do, and counts the users
-// it lets in with a password.
-func webUsers(path string) (int, error) {
-	if path == "" {
-		return 0, nil
+// openFiles is how many files this process may open (the soft
+// RLIMIT_NOFILE, which Go raised to the hard one at start), or the most
+// there can be when it cannot tell.
+func openFiles() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return math.MaxUint64
 	}
-	if err := web.Validate(path); err != nil {
-		return 0, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	var c struct {
-		Users map[string]string `yaml:"basic_auth_users"`
-	}
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		return 0, err
-	}
-	return len(c.Users), nil
+	return uint64(rl.Cur)
 }
 
 func scheme(webConfig string) string {

@@ -52,11 +52,21 @@ type served struct {
 // powermetrics behind.
 func startServe(t *testing.T, profile string, env []string, args ...string) *served {
 	t.Helper()
+	return startServeWith(t, profile, env, nil, args...)
+}
+
+// startServeWith is startServe with the command changed by change, when
+// not nil, before it starts.
+func startServeWith(t *testing.T, profile string, env []string, change func(*exec.Cmd), args ...string) *served {
+	t.Helper()
 	prof, err := fakepm.ParseProfile(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd, dir := exopowerCmd(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	if change != nil {
+		change(cmd)
+	}
 	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + profile}, env...)...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -580,4 +590,186 @@ func slowClient(conn net.Conn) error {
 		}
 	}
 	return fmt.Errorf("a client that sends its headers slowly was still connected a minute on")
+}
+
+// The web config is read at every request: passwords taken away under a
+// running serve leave it to this machine, to a Host that names this
+// machine; a file emptied or half written (an editor mid-save) does not
+// answer 500 to everything; passwords set again count at once.
+func TestServeReadsItsWebConfigAtEveryRequest(t *testing.T) {
+	t.Parallel()
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := fmt.Sprintf("basic_auth_users:\n  prom: %s\n", hash)
+	web := filepath.Join(t.TempDir(), "web.yml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(web, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(users)
+	s := startServe(t, stepped, nil, "-i", "100ms", "--web.config.file", web)
+	get := func(host, password string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/v1/status", nil)
+		req.Host = host
+		if password != "" {
+			req.SetBasicAuth("prom", password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tt := range []struct {
+		file               string
+		local, evil, proms int // without a password to 127.0.0.1 and to evil.example, and with it to evil.example
+	}{
+		{users, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+		{"basic_auth_users: {}\n", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
+		{"", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
+		{"basic_auth_users:\n  prom: [", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
+		{users, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+	} {
+		write(tt.file)
+		if local, evil, proms := get(s.addr, ""), get("evil.example", ""), get("evil.example", "s3cret"); local != tt.local || evil != tt.evil || proms != tt.proms {
+			t.Errorf("web config %q: %d to %s, %d to evil.example, %d with the password; want %d, %d, %d", tt.file, local, s.addr, evil, proms, tt.local, tt.evil, tt.proms)
+		}
+	}
+}
+
+// rawStream is a GET /v1/windows on a connection of its own.
+type rawStream struct {
+	conn net.Conn
+	dec  *json.Decoder
+}
+
+func openRawStream(t *testing.T, addr string) *rawStream {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /v1/windows HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/windows: %s", resp.Status)
+	}
+	return &rawStream{conn: conn, dec: json.NewDecoder(resp.Body)}
+}
+
+// after reads lines until one of a window that ended after at, and
+// returns it.
+func (r *rawStream) after(t *testing.T, at time.Time) wire.SampleLine {
+	t.Helper()
+	for {
+		var l wire.SampleLine
+		if err := r.dec.Decode(&l); err != nil {
+			t.Fatalf("the stream: %v", err)
+		}
+		if mustTime(t, l.Time).After(at) {
+			return l
+		}
+	}
+}
+
+// serve holds at most --web.max-connections, and never more than half of
+// the files it may open: at 64, 32, whatever the flag says. The next
+// connection waits to be accepted, rather than being refused; a
+// powermetrics killed meanwhile is started again (the descriptors for its
+// pipes were kept), and sampling goes on; once connections end, the
+// waiting ones are answered.
+func TestServeHoldsAtMostHalfItsFilesInConnections(t *testing.T) {
+	t.Parallel()
+	s := startServeWith(t, stepped, nil, func(cmd *exec.Cmd) {
+		// Soft and hard at once: Go raises the soft limit to the hard.
+		cmd.Args = append([]string{"sh", "-c", `ulimit -n 64 && exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = "/bin/sh"
+	}, "-i", "100ms", "--node-name", "test-node")
+	if want := "exopower serve: --web.max-connections 512 lowered to 32, half of the 64 files exopower may open (ulimit -n)"; !strings.Contains(strings.Join(s.stderr, "\n"), want) {
+		t.Errorf("no %q in:\n%s", want, strings.Join(s.stderr, "\n"))
+	}
+	const held, waiting = 32, 40
+	streams := make([]*rawStream, held)
+	for i := range streams {
+		streams[i] = openRawStream(t, s.addr)
+		defer streams[i].conn.Close()
+	}
+	answered := make(chan int, waiting)
+	for range waiting {
+		conn, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatalf("a connection beyond the cap was refused: %v", err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /v1/status HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", s.addr)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				answered <- 0
+				return
+			}
+			resp.Body.Close()
+			answered <- resp.StatusCode
+		}()
+	}
+	pid, err := fakepm.ReadPid(s.pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if again, err := fakepm.ReadPid(s.pidfile); err == nil && again != pid {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	restarted := time.Now()
+	for _, st := range streams {
+		st.after(t, restarted)
+	}
+	select {
+	case code := <-answered:
+		t.Fatalf("a connection beyond the %d held was served (%d)", held, code)
+	default:
+	}
+	for _, st := range streams {
+		st.conn.Close()
+	}
+	for range waiting {
+		if code := <-answered; code != http.StatusOK {
+			t.Errorf("a connection that waited: %d, want 200", code)
+		}
+	}
+}
+
+// --web.max-connections below one is refused before anything starts.
+func TestServeRefusesNoConnections(t *testing.T) {
+	t.Parallel()
+	cmd, dir := exopowerCmd(t, "serve", "--web.max-connections", "0")
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(t, err); code != 125 {
+		t.Errorf("status %d, want 125", code)
+	}
+	for _, want := range []string{
+		"exopower: error: --web.max-connections 0: serve needs at least one connection\n",
+		"exopower: hint: the default is 512, as Prometheus's\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "powermetrics.pid")); err == nil {
+		t.Errorf("powermetrics was started")
+	}
 }

@@ -16,10 +16,11 @@ import (
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// Handler returns the HTTP API: /metrics, /v1/status and the spans.
+// Handler returns the HTTP API: /metrics, /v1/status and the spans, behind
+// the web config's passwords and the checks of Host (gate).
 func (s *Server) Handler() http.Handler {
 	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.gate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		path := r.URL.Path
 		switch {
@@ -44,7 +45,7 @@ func (s *Server) Handler() http.Handler {
 		default:
 			fail(w, http.StatusNotFound, "no such endpoint: "+path+" (there are /metrics, /v1/status, /v1/windows and /v1/spans)")
 		}
-	})
+	}))
 }
 
 // only serves r with h when it uses method, and says 405 otherwise.
@@ -57,12 +58,17 @@ func only(w http.ResponseWriter, r *http.Request, method string, h http.HandlerF
 	h(w, r)
 }
 
-// guard lets a client open, read and end spans only from this machine,
-// unless the web config demands a password of every client; it also
-// refuses a body larger than MaxBody (no request needs one).
+// guard lets a client open, read and end spans, and stream the windows,
+// only from this machine, unless it gave a password of the web config,
+// and never from a web page of another origin; it also refuses a body
+// larger than MaxBody (no request needs one).
 func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.cfg.Authenticated && !loopback(r) {
+		if why := s.crossOrigin(r); why != "" {
+			fail(w, http.StatusForbidden, why)
+			return
+		}
+		if !authenticated(r) && !loopback(r) {
 			fail(w, http.StatusForbidden, "spans are served to this machine only, unless the web config (--web.config.file) sets basic_auth_users")
 			return
 		}
@@ -79,13 +85,14 @@ func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// reserve takes a place among the MaxOpenSpans for a span being opened,
-// or answers 429 and reports false.
-func (s *Server) reserve(w http.ResponseWriter) bool {
+// reserve takes a place among the MaxOpenSpans for a span being opened
+// (counted by n: &s.pending) or a stream (&s.streams), or answers 429
+// and reports false.
+func (s *Server) reserve(w http.ResponseWriter, n *int) bool {
 	s.mu.Lock()
-	full := len(s.spans)+s.pending >= MaxOpenSpans
+	full := len(s.spans)+s.pending+s.streams >= MaxOpenSpans
 	if !full {
-		s.pending++
+		*n++
 	}
 	s.mu.Unlock()
 	if full {
@@ -96,7 +103,7 @@ func (s *Server) reserve(w http.ResponseWriter) bool {
 }
 
 func (s *Server) open(w http.ResponseWriter, r *http.Request) {
-	if !s.reserve(w) {
+	if !s.reserve(w, &s.pending) {
 		return
 	}
 	// Begin asks powermetrics for a sample and waits for it, so that a
@@ -168,7 +175,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	t := s.meter.Totals()
 	restarts, rerr := s.src.Restarts()
 	s.mu.Lock()
-	open := len(s.spans)
+	open, streams := len(s.spans), s.streams
 	s.mu.Unlock()
 	st := wire.Status{
 		Node:            s.cfg.Node,
@@ -182,6 +189,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		SampleErrors:    t.Refused,
 		Restarts:        restarts,
 		OpenSpans:       open,
+		OpenStreams:     streams,
 	}
 	if st.SampleErrors == nil {
 		st.SampleErrors = map[string]int{}

@@ -55,7 +55,7 @@ func cpuTime() time.Duration {
 // (of the whole process, the garbage collector's included) beside the
 // wall time.
 func benchGet(b *testing.B, h http.Handler, path, accept string) {
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:10241"+path, nil)
 	req.RemoteAddr = "127.0.0.1:50000"
 	if accept != "" {
 		req.Header.Set("Accept", accept)

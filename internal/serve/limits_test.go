@@ -127,10 +127,10 @@ func TestABodyOverTheLimitIsRefused(t *testing.T) {
 // metrics and status are for everyone.
 func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 	for _, tt := range []struct {
-		name          string
-		remote        string
-		authenticated bool
-		spans         int // the status of POST /v1/spans
+		name      string
+		remote    string
+		passwords bool
+		spans     int // the status of POST /v1/spans
 	}{
 		{"a client on another machine may not open spans", "192.0.2.7:40000", false, http.StatusForbidden},
 		{"nor one on another machine over IPv6", "[2001:db8::1]:40000", false, http.StatusForbidden},
@@ -139,16 +139,29 @@ func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 		{"a client the web config let in may, from anywhere", "192.0.2.7:40000", true, http.StatusCreated},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _ := offline(t, newClock(), Config{Authenticated: tt.authenticated})
+			var cfg Config
+			if tt.passwords {
+				cfg.WebConfigFile = writeWebConfig(t, usersLine(t, "prom", "s3cret"))
+			}
+			s, _ := offline(t, newClock(), cfg)
 			h := s.Handler()
-			id := mustOpen(t, h) // from this machine
 			do := func(method, path string) *httptest.ResponseRecorder {
 				req := httptest.NewRequest(method, path, nil)
-				req.RemoteAddr = tt.remote
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				return rec
+				req.SetBasicAuth("prom", "s3cret")
+				return serveFrom(h, req, tt.remote)
 			}
+			id := func() string { // opened from this machine
+				rec := do(http.MethodPost, "/v1/spans")
+				var o wire.Opened
+				if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil || o.ID == "" {
+					t.Fatalf("POST /v1/spans: %d %q, %v", rec.Code, rec.Body, err)
+				}
+				return o.ID
+			}
+			if !tt.passwords {
+				id = func() string { return mustOpen(t, h) }
+			}
+			sp := id()
 			for _, path := range []string{"/metrics", "/v1/status"} {
 				if rec := do(http.MethodGet, path); rec.Code != http.StatusOK {
 					t.Errorf("GET %s: %d, want 200", path, rec.Code)
@@ -156,7 +169,7 @@ func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 			}
 			if tt.spans == http.StatusForbidden {
 				for _, r := range []struct{ method, path string }{
-					{http.MethodPost, "/v1/spans"}, {http.MethodGet, "/v1/spans/" + id}, {http.MethodPost, "/v1/spans/" + id + "/end"},
+					{http.MethodPost, "/v1/spans"}, {http.MethodGet, "/v1/spans/" + sp}, {http.MethodPost, "/v1/spans/" + sp + "/end"},
 					{http.MethodGet, "/v1/windows"},
 				} {
 					msg := errorBody(t, do(r.method, r.path), http.StatusForbidden)
@@ -169,10 +182,10 @@ func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 			if rec := do(http.MethodPost, "/v1/spans"); rec.Code != tt.spans {
 				t.Errorf("POST /v1/spans: %d %s, want %d", rec.Code, rec.Body, tt.spans)
 			}
-			if rec := do(http.MethodGet, "/v1/spans/"+id); rec.Code != http.StatusOK {
+			if rec := do(http.MethodGet, "/v1/spans/"+sp); rec.Code != http.StatusOK {
 				t.Errorf("GET /v1/spans/ID: %d %s, want 200", rec.Code, rec.Body)
 			}
-			if rec := do(http.MethodPost, "/v1/spans/"+id+"/end"); rec.Code != http.StatusOK {
+			if rec := do(http.MethodPost, "/v1/spans/"+sp+"/end"); rec.Code != http.StatusOK {
 				t.Errorf("POST /v1/spans/ID/end: %d %s, want 200", rec.Code, rec.Body)
 			}
 		})

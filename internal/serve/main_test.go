@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -175,13 +177,45 @@ func call(t *testing.T, method, url string, v any) int {
 	return resp.StatusCode
 }
 
-// serveLocal serves req through h as if it came from this machine, and
-// returns the recorded answer.
+// serveLocal serves req through h as if it came from this machine, to
+// 127.0.0.1:10241, and returns the recorded answer.
 func serveLocal(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
-	req.RemoteAddr = "127.0.0.1:50000"
+	return serveFrom(h, req, "127.0.0.1:50000")
+}
+
+// serveFrom serves req through h as if it came from remote (host:port),
+// to 127.0.0.1:10241 unless req names another Host, and returns the
+// recorded answer.
+func serveFrom(h http.Handler, req *http.Request, remote string) *httptest.ResponseRecorder {
+	req.RemoteAddr = remote
+	if req.Host == "example.com" { // httptest.NewRequest's, for a path alone
+		req.Host = "127.0.0.1:10241"
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// writeWebConfig writes a web config file of the lines given, and
+// returns its path.
+func writeWebConfig(t testing.TB, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// usersLine is a web config's basic_auth_users for one user and password,
+// hashed at bcrypt's lowest cost, which is quick to check.
+func usersLine(t testing.TB, user, password string) string {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("basic_auth_users: {%s: '%s'}", user, hash)
 }
 
 // metrics are the samples of an exposition, by name and labels as

@@ -18,6 +18,7 @@ type collector struct {
 	dramEnergy, dramPower                   *prometheus.Desc
 	covered, samples, errors, restarts      *prometheus.Desc
 	lastSample, sourceInfo, buildInfo, open *prometheus.Desc
+	streams                                 *prometheus.Desc
 }
 
 func newRegistry(s *Server) *prometheus.Registry {
@@ -50,13 +51,14 @@ func newCollector(s *Server) *collector {
 		lastSample:   d("last_sample_timestamp_seconds", "When the last window's document arrived, in seconds since the Unix epoch."),
 		sourceInfo:   d("source_info", "Where the numbers come from; always 1.", "tool", "hw_model", "os_build"),
 		buildInfo:    d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
-		open:         d("open_spans", "Spans open now."),
+		open:         d("open_spans", "Spans open now, not counting the streams of windows."),
+		streams:      d("open_streams", "Streams of windows (GET /v1/windows) open now: each holds a span, and open_spans + open_streams may reach 1024 at most."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.systemEnergy, c.systemPower, c.dramEnergy, c.dramPower, c.covered, c.samples,
-		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open} {
+		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open, c.streams} {
 		ch <- d
 	}
 }
@@ -108,7 +110,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.sourceInfo, 1, t.Source, t.HWModel, t.OSBuild)
 	gauge(c.buildInfo, 1, c.s.cfg.Version, c.s.cfg.Revision, c.s.cfg.GoVersion)
 	c.s.mu.Lock()
-	open := len(c.s.spans)
+	open, streams := len(c.s.spans), c.s.streams
 	c.s.mu.Unlock()
 	gauge(c.open, float64(open))
+	gauge(c.streams, float64(streams))
 }

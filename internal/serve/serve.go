@@ -53,9 +53,20 @@ type Config struct {
 	// published as a count from the start, so that rate() over them
 	// needs no first failure.
 	Reasons []string
-	// Authenticated says that the web config demands a password of every
-	// client; otherwise only loopback clients may open and end spans.
-	Authenticated bool
+	// WebConfigFile is the Prometheus web config (--web.config.file), or
+	// "" for none: read again at every request. While it sets
+	// basic_auth_users, every request needs a password, and spans are
+	// served to every client that gives one; otherwise to this machine
+	// only, and only to a Host that names this machine.
+	WebConfigFile string
+	// BeyondLoopback says that serve listens beyond this machine: a web
+	// config that sets no passwords is then a fault, and other machines
+	// are refused until it sets them again.
+	BeyondLoopback bool
+	// Hostnames are this machine's names (os.Hostname's) that a request
+	// without a password may give as its Host, besides localhost and the
+	// loopback addresses; the .local form of each is taken too.
+	Hostnames []string
 	// Version, Revision and GoVersion go into exopower_build_info.
 	Version, Revision, GoVersion string
 	// Now is the clock (time.Now when nil).
@@ -69,10 +80,14 @@ type Server struct {
 	cfg     Config
 	started time.Time
 	reg     *prometheus.Registry
+	web     *webConfig
+	hosts   map[string]bool // this machine's names: Config.Hostnames
+	cop     *http.CrossOriginProtection
 
 	mu      sync.Mutex
 	spans   map[string]*openSpan
 	pending int // spans being opened: counted against MaxOpenSpans
+	streams int // streams of windows, each holding a span: counted too
 }
 
 type openSpan struct {
@@ -86,7 +101,11 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), spans: map[string]*openSpan{}}
+	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), spans: map[string]*openSpan{},
+		web:   &webConfig{path: cfg.WebConfigFile, beyond: cfg.BeyondLoopback},
+		hosts: hostnames(cfg.Hostnames),
+		cop:   http.NewCrossOriginProtection(),
+	}
 	s.reg = newRegistry(s)
 	return s
 }
@@ -148,4 +167,11 @@ func contextDone() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx, cancel
+}
+
+// holding is how many spans and streams hold a place among MaxOpenSpans.
+func (s *Server) holding() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.spans) + s.pending + s.streams
 }

@@ -19,7 +19,7 @@ import (
 // output.FeedSize windows behind it misses some, whose energy the next
 // line it gets holds.
 func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
-	if !s.reserve(w) {
+	if !s.reserve(w, &s.streams) {
 		return
 	}
 	lines := output.NewFeed[wire.SampleLine]()
@@ -30,7 +30,7 @@ func (s *Server) windows(w http.ResponseWriter, r *http.Request) {
 	})
 	defer func() {
 		s.mu.Lock()
-		s.pending--
+		s.streams--
 		s.mu.Unlock()
 		// No wait for a window: nobody reads this span's result.
 		ctx, cancel := contextDone()

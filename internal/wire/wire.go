@@ -208,6 +208,7 @@ type Status struct {
 	Restarts        int            `json:"source_restarts"`
 	RestartError    *string        `json:"source_error"`
 	OpenSpans       int            `json:"open_spans"`
+	OpenStreams     int            `json:"open_streams"`
 	LastWindow      *LastWindow    `json:"last_window"`
 }
 
