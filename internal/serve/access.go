@@ -57,7 +57,7 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			// 503 rather than 401 or 403: nothing the client can send
 			// would do, and the fault is serve's file, which may be
 			// mid-save; Prometheus marks the target down meanwhile.
-			fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the web config %s %s: until it sets basic_auth_users, serve answers this machine only; fix the file (serve reads it again at every request)", s.web.path, st.problem))
+			fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the web config %s %s; serve answers this machine only until the file is fixed (it reads it at every request)", s.web.path, st.problem))
 			return
 		}
 		if !s.ownHost(r.Host) {
@@ -116,7 +116,7 @@ var simpleTypes = []string{"text/plain", "application/x-www-form-urlencoded", "m
 // stream, which holds a place among the spans, by the same headers, as
 // CrossOriginProtection lets every GET through.
 func (s *Server) crossOrigin(r *http.Request) string {
-	const how = "a web page may not open, read or end spans, nor hold a stream; a program sends neither Origin nor Sec-Fetch-Site, and a browser-based tool reaches serve through passwords (--web.config.file) from its own origin"
+	const how = "a web page of another origin may not open, read or end spans, nor hold a stream; programs send no Origin or Sec-Fetch-Site, and a browser-based tool must be served from serve's own origin, through a reverse proxy that gives a password (--web.config.file)"
 	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
 	if r.Method == http.MethodPost {
 		if err := s.cop.Check(r); err != nil {

@@ -19,10 +19,11 @@ const (
 	DefaultMaxConnections = 512
 	// SendBuffer is the kernel's send buffer of each connection, in bytes:
 	// what serve holds of an answer that its client does not take. Its
-	// largest answer, /metrics, is about 15 KiB; the bound matters for a
+	// largest answer, /metrics, is about 11 KiB; the bound matters for a
 	// stream of windows whose client has stopped reading, which the
 	// default buffers (grown by the kernel, to megabytes) would hold for
-	// hours of lines before a write waited.
+	// hours of lines before a write waited, and so before the stream's
+	// write deadline could drop it.
 	SendBuffer = 16 << 10
 )
 

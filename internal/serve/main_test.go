@@ -177,6 +177,13 @@ func call(t *testing.T, method, url string, v any) int {
 	return resp.StatusCode
 }
 
+// holding is how many spans and streams hold a place among MaxOpenSpans.
+func (s *Server) holding() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.spans) + s.pending + s.streams
+}
+
 // serveLocal serves req through h as if it came from this machine, to
 // 127.0.0.1:10241, and returns the recorded answer.
 func serveLocal(h http.Handler, req *http.Request) *httptest.ResponseRecorder {

@@ -168,10 +168,3 @@ func contextDone() (context.Context, context.CancelFunc) {
 	cancel()
 	return ctx, cancel
 }
-
-// holding is how many spans and streams hold a place among MaxOpenSpans.
-func (s *Server) holding() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.spans) + s.pending + s.streams
-}
