@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/wire"
@@ -17,7 +19,8 @@ func NewReport(interval time.Duration) *Report {
 
 // Finish computes every result's statistics and the comparison with the
 // reference: the command at index ref, or with ref < 0 the one with the
-// least mean energy.
+// least mean energy. The reference's own ratio is 1, with no error: it
+// is not measured against itself.
 func (rep *Report) Finish(ref int) {
 	interval := time.Duration(float64(rep.IntervalSeconds) * float64(time.Second))
 	for i := range rep.Results {
@@ -36,11 +39,18 @@ func (rep *Report) Finish(ref int) {
 	a := rep.Results[ref].EnergyJoules
 	for i := range rep.Results {
 		b := rep.Results[i].EnergyJoules
-		if b == nil {
-			continue
+		switch {
+		case i == ref:
+			rep.Results[i].RelativeEnergy = num(1)
+		case b != nil:
+			// hyperfine's relative speed: an error only where both
+			// commands have a spread.
+			r, sr := Ratio(float64(a.Mean), val(a.Stddev), float64(b.Mean), val(b.Stddev))
+			rep.Results[i].RelativeEnergy = num(r)
+			if a.Stddev != nil && b.Stddev != nil {
+				rep.Results[i].RelativeEnergyStddev = num(sr)
+			}
 		}
-		r, sr := Ratio(float64(a.Mean), val(a.Stddev), float64(b.Mean), val(b.Stddev))
-		rep.Results[i].RelativeEnergy, rep.Results[i].RelativeEnergyStddev = num(r), num(sr)
 	}
 }
 
@@ -56,26 +66,116 @@ func (rep *Report) leastEnergy() int {
 	return best
 }
 
-// Comparison says how each command's energy compares with the
-// reference's, a line each: "B used 2.31 ± 0.08 × the energy of A".
+// Relation is how a command's mean energy compares with the
+// reference's, as hyperfine words a speed: Ratio is the larger mean over
+// the smaller, never below 1, Stddev its propagated error (nil where
+// either lacks a spread), and More says whether the command used more
+// energy than the reference (both false: as much).
+type Relation struct {
+	Ratio      float64
+	Stddev     *float64
+	More, Less bool
+}
+
+// Relate compares r's mean energy with ref's; ok is false when either
+// has no run, or a mean of 0 makes the ratio infinite.
+func Relate(ref, r Result) (rel Relation, ok bool) {
+	a, b := ref.EnergyJoules, r.EnergyJoules
+	if a == nil || b == nil || !(a.Mean > 0) || !(b.Mean > 0) {
+		return Relation{}, false
+	}
+	ma, mb := float64(a.Mean), float64(b.Mean)
+	rel.Ratio = 1
+	switch {
+	case mb > ma:
+		rel.Ratio, rel.More = mb/ma, true
+	case mb < ma:
+		rel.Ratio, rel.Less = ma/mb, true
+	}
+	if a.Stddev != nil && b.Stddev != nil {
+		sd := rel.Ratio * math.Hypot(float64(*a.Stddev)/ma, float64(*b.Stddev)/mb)
+		rel.Stddev = &sd
+	}
+	return rel, true
+}
+
+// Text is the ratio as the summary writes it: "2.31 ± 0.08", the ratio
+// alone without an error.
+func (rel Relation) Text() string {
+	if rel.Stddev == nil {
+		return fmt.Sprintf("%.2f", rel.Ratio)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", rel.Ratio, *rel.Stddev)
+}
+
+// Than is how the reference compares with another command, for the
+// summary's line under "REF ran": "2.31 ± 0.08 times less energy than".
+// (The reference used less when the other used more.)
+func (rel Relation) Than() string {
+	switch {
+	case rel.More:
+		return rel.Text() + " times less energy than"
+	case rel.Less:
+		return rel.Text() + " times more energy than"
+	}
+	return "as much energy (" + rel.Text() + ") as"
+}
+
+// Comparison says how the reference's energy compares with each other
+// command's, a line each, in the summary's order: "A ran 2.31 ± 0.08
+// times less energy than B".
 func (rep *Report) Comparison() []string {
 	if rep.Reference == nil {
 		return nil
 	}
 	ref := rep.Results[*rep.Reference]
 	var lines []string
-	for i, r := range rep.Results {
-		if i == *rep.Reference || r.RelativeEnergy == nil {
+	for _, i := range rep.summaryOrder() {
+		if i == *rep.Reference {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("%s used %s the energy of %s", r.Command, ratioText(r), ref.Command))
+		if rel, ok := Relate(ref, rep.Results[i]); ok {
+			lines = append(lines, fmt.Sprintf("%s ran %s %s", ref.Command, rel.Than(), rep.Results[i].Command))
+		}
 	}
 	return lines
 }
 
-func ratioText(r Result) string {
-	if r.RelativeEnergyStddev == nil {
-		return fmt.Sprintf("%.2f ×", float64(*r.RelativeEnergy))
+// summaryOrder is the order of the commands in the summary: by mean
+// energy, unless Sort asks for the commands' order. Commands without a
+// run come last.
+func (rep *Report) summaryOrder() []int {
+	if rep.Sort == SortCommand {
+		return rep.commandOrder()
 	}
-	return fmt.Sprintf("%.2f ± %.2f ×", float64(*r.RelativeEnergy), float64(*r.RelativeEnergyStddev))
+	return rep.meanOrder()
+}
+
+// tableOrder is the order of the commands in the tables: the commands'
+// own, unless Sort asks for their mean energy's.
+func (rep *Report) tableOrder() []int {
+	if rep.Sort == SortMean || rep.Sort == "mean-time" {
+		return rep.meanOrder()
+	}
+	return rep.commandOrder()
+}
+
+func (rep *Report) commandOrder() []int {
+	order := make([]int, len(rep.Results))
+	for i := range order {
+		order[i] = i
+	}
+	return order
+}
+
+func (rep *Report) meanOrder() []int {
+	order := rep.commandOrder()
+	mean := func(i int) float64 {
+		if e := rep.Results[i].EnergyJoules; e != nil {
+			return float64(e.Mean)
+		}
+		return math.Inf(1)
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(mean(i), mean(j)) })
+	return order
 }

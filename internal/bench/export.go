@@ -12,26 +12,33 @@ import (
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// WriteCSV writes one row per command, as hyperfine's --export-csv does,
-// with energies in joules, power in watts and durations in seconds, and
-// a column per -L parameter. An unknown value (a stddev of one run, a
-// net energy without baseline, the system's energy where the source
-// does not read it) is an empty field. The system's columns come after
-// the units', so that the columns before keep their places.
+// WriteCSV writes one row per command. Its first columns are hyperfine's
+// --export-csv, by name and in order: command, then the wall-clock time's
+// mean, stddev and median, the mean user and system CPU times, min and
+// max, in seconds, and a column per -L parameter; then exopower's, with
+// energies in joules, power in watts and durations in seconds. An
+// unknown value (a stddev of one run, a net energy without baseline, the
+// system's energy where the source does not read it, the reference's
+// error against itself) is an empty field. The system's columns come
+// after the units', so that the columns before keep their places.
 func WriteCSV(w io.Writer, rep *Report) error {
 	params := paramNames(rep)
-	head := []string{"command", "energy_mean", "energy_stddev", "energy_median", "energy_min", "energy_max",
-		"net_energy_mean", "net_energy_stddev", "net_energy_uncertainty", "power_mean", "power_stddev",
-		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs",
-		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units",
-		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev"}
+	head := []string{"command", "mean", "stddev", "median", "user", "system", "min", "max"}
 	for _, p := range params {
 		head = append(head, "parameter_"+p)
 	}
+	head = append(head, "energy_mean", "energy_stddev", "energy_median", "energy_min", "energy_max",
+		"net_energy_mean", "net_energy_stddev", "net_energy_uncertainty", "power_mean", "power_stddev",
+		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs",
+		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units",
+		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	for _, r := range rep.Results {
-		row := []string{r.Command}
+		row := []string{r.Command, field(r.Mean), field(r.Stddev), field(r.Median), field(r.User), field(r.System), field(r.Min), field(r.Max)}
+		for _, p := range params {
+			row = append(row, r.Parameters[p])
+		}
 		row = append(row, spreadFields(r.EnergyJoules, true)...)
 		row = append(row, spreadFields(r.NetEnergyJoules, false)...)
 		row = append(row, field(r.NetEnergyUncertaintyJoules))
@@ -43,9 +50,6 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, unitsMissing(rep, r))
 		row = append(row, spreadFields(r.SystemEnergyJoules, false)...)
 		row = append(row, spreadFields(r.NetSystemEnergyJoules, false)...)
-		for _, p := range params {
-			row = append(row, r.Parameters[p])
-		}
 		cw.Write(row)
 	}
 	cw.Flush()
@@ -91,50 +95,206 @@ func paramNames(rep *Report) []string {
 	return slices.Sorted(maps.Keys(names))
 }
 
-// WriteMarkdown writes the table people paste into a pull request: each
-// command's energy, net energy, power and duration as mean ± σ, and its
-// energy relative to the reference; the whole system's energy where the
-// source reads it.
+// WriteMarkdown writes the table people paste into a pull request, in
+// hyperfine's form: its columns first (Command; the wall-clock time's
+// Mean ± σ, Min and Max in the unit of the first command's mean, or
+// TimeUnit's; Relative, the time over the fastest's), then each
+// command's energy (mean ± σ), its net energy with a baseline, and its
+// energy relative to the reference; the energy per unit with units and
+// the whole system's energy where the source reads it.
 func WriteMarkdown(w io.Writer, rep *Report) error {
-	var b strings.Builder
+	return writeTable(w, rep, markdown{})
+}
+
+// WriteAsciiDoc writes WriteMarkdown's table as AsciiDoc, as hyperfine's
+// --export-asciidoc does.
+func WriteAsciiDoc(w io.Writer, rep *Report) error {
+	return writeTable(w, rep, asciiDoc{})
+}
+
+// WriteOrgMode writes WriteMarkdown's table as an Emacs Org mode table,
+// as hyperfine's --export-orgmode does.
+func WriteOrgMode(w io.Writer, rep *Report) error {
+	return writeTable(w, rep, orgMode{})
+}
+
+// markup is one of hyperfine's table formats (its src/export/markup.rs):
+// each draws rows, a rule under the header, and the command.
+type markup interface {
+	header(cols int) string
+	row(cells []string) string
+	rule(cols int) string
+	footer() string
+	command(c string) string
+}
+
+// The formats of hyperfine's tables, cell for cell.
+type (
+	markdown struct{}
+	asciiDoc struct{}
+	orgMode  struct{}
+)
+
+func (markdown) header(int) string         { return "" }
+func (markdown) row(cells []string) string { return "| " + strings.Join(cells, " | ") + " |\n" }
+func (markdown) rule(cols int) string      { return "|:---|" + strings.Repeat("---:|", cols-1) + "\n" }
+func (markdown) footer() string            { return "" }
+func (markdown) command(c string) string   { return "`" + c + "`" }
+
+func (asciiDoc) header(cols int) string {
+	return `[cols="<` + strings.Repeat(",>", cols-1) + "\"]\n|==="
+}
+func (asciiDoc) row(cells []string) string { return "\n| " + strings.Join(cells, " \n| ") + " \n" }
+func (asciiDoc) rule(int) string           { return "" }
+func (asciiDoc) footer() string            { return "|===\n" }
+func (asciiDoc) command(c string) string   { return "`" + c + "`" }
+
+func (orgMode) header(int) string { return "" }
+func (orgMode) row(cells []string) string {
+	return "| " + cells[0] + "  |  " + strings.Join(cells[1:], " |  ") + " |\n"
+}
+func (orgMode) rule(cols int) string    { return "|" + strings.Repeat("--+", cols-1) + "--|\n" }
+func (orgMode) footer() string          { return "" }
+func (orgMode) command(c string) string { return "=" + c + "=" }
+
+// writeTable writes the table in format m.
+func writeTable(w io.Writer, rep *Report, m markup) error {
+	unit := timeUnit(rep)
+	net := rep.Baseline != nil && slices.ContainsFunc(rep.Results, func(r Result) bool { return r.NetEnergyJoules != nil })
 	system := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.SystemEnergyJoules != nil })
-	b.WriteString("| Command | Energy [J] | Min [J] | Max [J] | Net energy [J] | Power [W] | Duration [s] | Relative |")
+	head := []string{"Command", "Mean [" + unit.short + "]", "Min [" + unit.short + "]", "Max [" + unit.short + "]", "Relative", "Energy [J]"}
+	if net {
+		head = append(head, "Net energy [J]")
+	}
+	head = append(head, "Relative energy")
 	if rep.Unit != nil {
-		fmt.Fprintf(&b, " Energy per %s [J] |", *rep.Unit)
+		head = append(head, fmt.Sprintf("Energy per %s [J]", *rep.Unit))
 	}
 	if system {
-		b.WriteString(" System energy [J] |")
+		head = append(head, "System energy [J]")
 	}
-	b.WriteString("\n|:---|---:|---:|---:|---:|---:|---:|---:|")
-	if rep.Unit != nil {
-		b.WriteString("---:|")
-	}
-	if system {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
-	for _, r := range rep.Results {
-		rel := ""
-		if r.RelativeEnergy != nil {
-			rel = strings.TrimSuffix(ratioText(r), " ×")
+	var b strings.Builder
+	b.WriteString(m.header(len(head)))
+	b.WriteString(m.row(head))
+	b.WriteString(m.rule(len(head)))
+	fastest := rep.fastest()
+	for _, i := range rep.tableOrder() {
+		r := rep.Results[i]
+		cells := []string{m.command(strings.ReplaceAll(r.Command, "|", `\|`)), unit.meanSD(r.Mean, r.Stddev), unit.format(r.Min), unit.format(r.Max),
+			relativeTime(rep, fastest, i), meanSD(r.EnergyJoules, 3)}
+		if net {
+			cells = append(cells, meanSD(r.NetEnergyJoules, 3))
 		}
-		minE, maxE := "", ""
-		if r.EnergyJoules != nil {
-			minE, maxE = fmt.Sprintf("%.3f", float64(r.EnergyJoules.Min)), fmt.Sprintf("%.3f", float64(r.EnergyJoules.Max))
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |", strings.ReplaceAll(r.Command, "|", `\|`),
-			meanSD(r.EnergyJoules, 3), minE, maxE, meanSD(r.NetEnergyJoules, 3), meanSD(r.AvgPowerWatts, 3),
-			meanSD(r.DurationSeconds, 3), rel)
+		cells = append(cells, ratioCell(r.RelativeEnergy, r.RelativeEnergyStddev))
 		if rep.Unit != nil {
-			fmt.Fprintf(&b, " %s |", meanSD(r.EnergyPerUnitJoules, 6))
+			cells = append(cells, meanSD(r.EnergyPerUnitJoules, 6))
 		}
 		if system {
-			fmt.Fprintf(&b, " %s |", meanSD(r.SystemEnergyJoules, 3))
+			cells = append(cells, meanSD(r.SystemEnergyJoules, 3))
 		}
-		b.WriteString("\n")
+		b.WriteString(m.row(cells))
 	}
+	b.WriteString(m.footer())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// durationUnit is how a table writes times: hyperfine's units and
+// decimals.
+type durationUnit struct {
+	short  string
+	factor float64
+	prec   int
+}
+
+var (
+	unitSecond      = durationUnit{"s", 1, 3}
+	unitMillisecond = durationUnit{"ms", 1e3, 1}
+	unitMicrosecond = durationUnit{"µs", 1e6, 1}
+)
+
+// timeUnit is the report's TimeUnit, or as hyperfine chooses it: by the
+// first command's mean, µs below a millisecond, ms below a second.
+func timeUnit(rep *Report) durationUnit {
+	switch rep.TimeUnit {
+	case TimeSecond:
+		return unitSecond
+	case TimeMillisecond:
+		return unitMillisecond
+	case TimeMicrosecond:
+		return unitMicrosecond
+	}
+	if len(rep.Results) == 0 || rep.Results[0].Mean == nil {
+		return unitSecond
+	}
+	return unitOf(float64(*rep.Results[0].Mean))
+}
+
+// unitOf is the unit hyperfine writes seconds s in.
+func unitOf(s float64) durationUnit {
+	switch {
+	case s < 0.001:
+		return unitMicrosecond
+	case s < 1:
+		return unitMillisecond
+	}
+	return unitSecond
+}
+
+func (u durationUnit) format(s *wire.Num) string {
+	if s == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*s)*u.factor, 'f', u.prec, 64)
+}
+
+// meanSD is "mean ± σ", the mean alone without σ.
+func (u durationUnit) meanSD(mean, sd *wire.Num) string {
+	if sd == nil || mean == nil {
+		return u.format(mean)
+	}
+	return u.format(mean) + " ± " + u.format(sd)
+}
+
+// fastest is the index of the result with the least mean time, -1 when
+// none ran.
+func (rep *Report) fastest() int {
+	best := -1
+	for i, r := range rep.Results {
+		if r.Mean != nil && (best < 0 || *r.Mean < *rep.Results[best].Mean) {
+			best = i
+		}
+	}
+	return best
+}
+
+// relativeTime is hyperfine's Relative column: the mean time over the
+// fastest's, ± the error propagated where both have a spread, the
+// fastest's own without one.
+func relativeTime(rep *Report, fastest, i int) string {
+	if fastest < 0 || rep.Results[i].Mean == nil || !(*rep.Results[fastest].Mean > 0) {
+		return ""
+	}
+	if i == fastest {
+		return "1.00"
+	}
+	f, r := rep.Results[fastest], rep.Results[i]
+	ratio, sd := Ratio(float64(*f.Mean), val(f.Stddev), float64(*r.Mean), val(r.Stddev))
+	if f.Stddev == nil || r.Stddev == nil {
+		return fmt.Sprintf("%.2f", ratio)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", ratio, sd)
+}
+
+// ratioCell is "r ± σ", r alone without σ, nothing without r.
+func ratioCell(r, sd *wire.Num) string {
+	switch {
+	case r == nil:
+		return ""
+	case sd == nil:
+		return fmt.Sprintf("%.2f", float64(*r))
+	}
+	return fmt.Sprintf("%.2f ± %.2f", float64(*r), float64(*sd))
 }
 
 // meanSD is "mean ± σ" with prec decimals, the mean alone for one run,

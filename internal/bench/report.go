@@ -33,7 +33,34 @@ type Report struct {
 	Unit     *string  `json:"unit"`
 	Results  []Result `json:"results"`
 	Warnings []string `json:"warnings"`
+
+	// TimeUnit is the unit of the times that the text and the tables
+	// show (-u/--time-unit): TimeSecond, TimeMillisecond or
+	// TimeMicrosecond; "" chooses by the first command's mean, as
+	// hyperfine does. The JSON's and the CSV's times are in seconds.
+	TimeUnit string `json:"-"`
+	// Sort is the order of the commands in the comparison and in the
+	// tables (--sort): SortAuto (or "") puts the comparison in order of
+	// mean energy and the tables in the commands' order, SortCommand
+	// both in the commands' order, SortMean both in order of mean
+	// energy.
+	Sort string `json:"-"`
 }
+
+// The values of Report.TimeUnit, hyperfine's names.
+const (
+	TimeSecond      = "second"
+	TimeMillisecond = "millisecond"
+	TimeMicrosecond = "microsecond"
+)
+
+// The values of Report.Sort: hyperfine's, but that the mean is the
+// energy's ("mean-time", hyperfine's name, is taken for it too).
+const (
+	SortAuto    = "auto"
+	SortCommand = "command"
+	SortMean    = "mean-energy"
+)
 
 // Baseline is the idle power, from the windows of both idle spans
 // together, weighted by their lengths.

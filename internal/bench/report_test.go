@@ -12,9 +12,10 @@ import (
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// runOf is a run of energy joules over seconds.
+// runOf is a run of energy joules over seconds, the command's wall-clock
+// time too.
 func runOf(joules, seconds float64) Run {
-	return Run{DurationSeconds: wire.Num(seconds), EnergyJoules: wire.Components{Total: wire.Num(joules)},
+	return Run{DurationSeconds: wire.Num(seconds), WallSeconds: wire.Num(seconds), EnergyJoules: wire.Components{Total: wire.Num(joules)},
 		AvgPowerWatts: wire.Components{Total: wire.Num(joules / seconds)}, Coverage: 1, Samples: 5}
 }
 
@@ -64,7 +65,7 @@ func TestComparisonAgainstTheLeastEnergy(t *testing.T) {
 	if math.Abs(val(b.RelativeEnergy)-r) > 1e-12 || math.Abs(val(b.RelativeEnergyStddev)-sr) > 1e-12 {
 		t.Errorf("b relative %v ± %v, want %v ± %v", val(b.RelativeEnergy), val(b.RelativeEnergyStddev), r, sr)
 	}
-	if c := rep.Comparison(); len(c) != 1 || c[0] != "b used 2.15 ± 0.26 × the energy of a" {
+	if c := rep.Comparison(); len(c) != 1 || c[0] != "a ran 2.15 ± 0.26 times less energy than b" {
 		t.Errorf("comparison %q", c)
 	}
 }
@@ -156,8 +157,8 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	rep.Finish(-1)
 	rows := csvRows(t, rep)
 	n := len(rows[0])
-	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[1][1] != "3" || rows[1][6] != "" || rows[1][n-1] != "1" ||
-		rows[0][n-1] != "parameter_n" || rows[0][n-5] != "system_energy_mean" || rows[1][n-5] != "" {
+	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[0][8] != "parameter_n" || rows[1][8] != "1" || rows[0][9] != "energy_mean" ||
+		rows[1][9] != "3" || rows[1][14] != "" || rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "" {
 		t.Errorf("csv:\n%v", rows)
 	}
 }
@@ -168,7 +169,7 @@ func TestMarkdown(t *testing.T) {
 	rep.Finish(-1)
 	var buf bytes.Buffer
 	WriteMarkdown(&buf, rep)
-	want := "| `a\\|b` | 3.000 ± 1.414 | 2.000 | 4.000 |  | 3.000 ± 1.414 | 1.000 ± 0.000 |  |\n"
+	want := "| `a\\|b` | 1.000 ± 0.000 | 1.000 | 1.000 | 1.00 | 3.000 ± 1.414 |  |\n"
 	if !strings.HasSuffix(buf.String(), want) {
 		t.Errorf("markdown:\n%s\nwant last row\n%s", buf.String(), want)
 	}

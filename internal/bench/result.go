@@ -11,8 +11,26 @@ import (
 )
 
 // Result is one command's runs and their statistics.
+//
+// Its first fields are hyperfine's, with their meaning, so that the
+// tools written for hyperfine's --export-json read exopower's: Mean,
+// Stddev, Median, Min and Max are of the runs' wall-clock times (Times,
+// as hyperfine measures them: from the command's start to its end), and
+// User and System the mean CPU time of the command and what it waited
+// for, all in seconds.
 type Result struct {
 	Command string `json:"command"`
+	// Mean, Median, Min and Max are null without a run; Stddev (n-1)
+	// with fewer than two, as hyperfine's.
+	Mean   *wire.Num `json:"mean"`
+	Stddev *wire.Num `json:"stddev"`
+	Median *wire.Num `json:"median"`
+	User   *wire.Num `json:"user"`
+	System *wire.Num `json:"system"`
+	Min    *wire.Num `json:"min"`
+	Max    *wire.Num `json:"max"`
+	// Times are the runs' wall-clock times (Run.WallSeconds), in order.
+	Times []wire.Num `json:"times"`
 	// Parameters are the -L values substituted into the command.
 	Parameters map[string]string `json:"parameters"`
 	Runs       []Run             `json:"runs"`
@@ -48,9 +66,17 @@ type Result struct {
 
 // Run is one measured run.
 type Run struct {
-	StartedAt       string          `json:"started_at"`
-	DurationSeconds wire.Num        `json:"duration_seconds"`
-	EnergyJoules    wire.Components `json:"energy_joules"`
+	StartedAt string `json:"started_at"`
+	// DurationSeconds is the span measured, whose energy EnergyJoules is.
+	DurationSeconds wire.Num `json:"duration_seconds"`
+	// WallSeconds is the command's time from its start to its end, as
+	// hyperfine measures it; UserSeconds and SystemSeconds are the CPU
+	// time that it, and the processes it waited for, spent in user mode
+	// and in the kernel (its rusage).
+	WallSeconds   wire.Num        `json:"wall_seconds"`
+	UserSeconds   wire.Num        `json:"user_seconds"`
+	SystemSeconds wire.Num        `json:"system_seconds"`
+	EnergyJoules  wire.Components `json:"energy_joules"`
 	// NetEnergyJoules is the energy less the idle power over the run's
 	// duration, and NetEnergyUncertaintyJoules the idle power's standard
 	// error over it; null without a baseline.
@@ -141,10 +167,14 @@ func newSpread(xs []float64) *Spread {
 // numbers doubtful. interval is the sample interval.
 func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	r.ExitCodes = []int{}
-	var energy, power, dur, net, system, netSystem []float64
+	r.Times = []wire.Num{}
+	var energy, power, dur, net, system, netSystem, wall, user, sys []float64
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		r.ExitCodes = append(r.ExitCodes, run.ExitCode)
+		r.Times = append(r.Times, run.WallSeconds)
+		wall = append(wall, float64(run.WallSeconds))
+		user, sys = append(user, float64(run.UserSeconds)), append(sys, float64(run.SystemSeconds))
 		energy = append(energy, float64(run.EnergyJoules.Total))
 		power = append(power, float64(run.AvgPowerWatts.Total))
 		dur = append(dur, float64(run.DurationSeconds))
@@ -163,6 +193,9 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 		}
 	}
 	r.EnergyJoules, r.AvgPowerWatts, r.DurationSeconds = newSpread(energy), newSpread(power), newSpread(dur)
+	t := Summarize(wall)
+	r.Mean, r.Stddev, r.Median, r.Min, r.Max = num(t.Mean), num(t.Stddev), num(t.Median), num(t.Min), num(t.Max)
+	r.User, r.System = num(Summarize(user).Mean), num(Summarize(sys).Mean)
 	r.NetEnergyJoules = newSpread(net)
 	// The system's only where every run has it: a mean over some runs
 	// would not be the command's.
