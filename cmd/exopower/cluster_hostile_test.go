@@ -77,21 +77,22 @@ func hostileNode(t *testing.T, interval float64, h http.HandlerFunc) string {
 func TestRunOverANodeLostMidRunEndsWithinItsIntervalAndThreeSeconds(t *testing.T) {
 	t.Parallel() // it waits on its nodes in real time, not on the CPU
 	stays := startNode(t, "stays", "0=10,0,0")
-	var dir string
+	var dir atomic.Value  // the command's folder, once it is made
 	var held atomic.Value // when a reading of the span was first held
 	stops := front(t, startNode(t, "stops", "0=5,0,0"), func(w http.ResponseWriter, r *http.Request, proxy http.Handler) {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err != nil {
+		d, _ := dir.Load().(string)
+		if _, err := os.Stat(filepath.Join(d, "started")); d == "" || err != nil {
 			proxy.ServeHTTP(w, r)
 			return
 		}
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/spans/") && held.CompareAndSwap(nil, time.Now()) {
-			os.WriteFile(filepath.Join(dir, "held"), nil, 0o644)
+			os.WriteFile(filepath.Join(d, "held"), nil, 0o644)
 		}
 		<-r.Context().Done()
 	})
 	cmd, d := exopowerCmd(t, "run", "--json", "--node", stays.url, "--node", stops.url, "--",
 		"sh", "-c", "touch started; while [ ! -e held ]; do sleep 0.01; done")
-	dir = d
+	dir.Store(d)
 	out, err := cmd.Output()
 	exited := time.Now()
 	if code := exitCode(t, err); code != 0 {
