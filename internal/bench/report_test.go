@@ -211,7 +211,7 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 	// is net of.
 	buf.Reset()
 	WriteText(&buf, rep, &output.Styles{Plain: true})
-	for _, want := range []string{"\n  the whole Mac idle: 32.00 W (what net system is net of)\n", "\n  system ", "\n  net system "} {
+	for _, want := range []string{"\n  the whole Mac idle: 32.00 W (what net system is net of)\n", "\n  System energy (mean ± σ): ", ";  net system 10.00 J ± "} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("no %q in the text:\n%s", want, buf.String())
 		}

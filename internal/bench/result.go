@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/output"
@@ -62,6 +63,8 @@ type Result struct {
 	// read a count from.
 	RunsWithoutUnits int      `json:"runs_without_units"`
 	Warnings         []string `json:"warnings"`
+
+	unit string // the unit of work's name, for the text
 }
 
 // Run is one measured run.
@@ -210,8 +213,20 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	}
 	r.Warnings = append(r.Warnings, r.doubts(energy, interval)...)
 	if unit != nil {
+		r.unit = *unit
 		r.perUnit(*unit)
 	}
+}
+
+// Preview is r with the statistics known once its runs are done, before
+// the closing baseline: all but its net energies, which need that
+// baseline, and its ratio to the reference, which needs every command.
+// interval is the sample interval, unit names the unit of work (nil:
+// none). r itself is left as it is.
+func (r Result) Preview(interval time.Duration, unit *string) Result {
+	r.Warnings = slices.Clone(r.Warnings)
+	r.finish(nil, interval, unit)
+	return r
 }
 
 // doubts are the warnings about a command's runs.

@@ -102,6 +102,11 @@ type Config struct {
 	Messages io.Writer
 	// Progress draws where the bench is; nil draws nothing.
 	Progress *Progress
+	// Finished, when not nil, is given each command's result as soon as
+	// its runs are done, before the next command's begin: its index
+	// among the results, and Result.Preview's statistics. It writes it
+	// at once, as hyperfine writes each benchmark.
+	Finished func(i int, r Result)
 
 	paths map[string]string // argv[0] -> the file to execute
 }
@@ -177,6 +182,11 @@ func (b *Runner) Measure(ctx context.Context) *Report {
 			break
 		}
 		rep.Results = append(rep.Results, b.runCommand(ctx, j))
+		if b.cfg.Finished != nil {
+			b.cfg.Progress.Clear()
+			i := len(rep.Results) - 1
+			b.cfg.Finished(i, rep.Results[i].Preview(b.cfg.Interval, b.cfg.Unit))
+		}
 	}
 	if b.cfg.Baseline > 0 && !b.cut() {
 		after = b.idle(ctx)
@@ -272,6 +282,7 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 		b.failed = err
 		return Run{}, false
 	}
+	started := time.Now()
 	p, err := child.Start(b.command(c, out.writer()))
 	if err != nil {
 		b.meter.End(ctx, time.Now(), 0, "")
@@ -293,6 +304,10 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
 			Hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
 	}
+	// The command's own time, as hyperfine measures it: from just
+	// before it starts to its end, and its CPU time.
+	run.WallSeconds = wire.Num(exit.At.Sub(started).Seconds())
+	run.UserSeconds, run.SystemSeconds = wire.Num(exit.User.Seconds()), wire.Num(exit.System.Seconds())
 	run.Units = b.units(out)
 	return run, true
 }

@@ -1,19 +1,83 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
 
-// WriteText writes the report for people, styled with st.
+// Text writes a bench for people as hyperfine writes its own: a block
+// per command as soon as its runs are done ("Benchmark 1: NAME", its
+// energy's mean ± σ and range, the runs, its power and time beneath), and
+// at the end what needs every run and the closing baseline: the idle
+// power, each command's net energy, and the summary of how the commands
+// compare. The blocks show the gross energy: the net energy is known only
+// once the closing baseline is measured. Warnings go to Err, each once.
+type Text struct {
+	Out, Err io.Writer
+	// Styles style what is written to Out, ErrStyles what is written to
+	// Err.
+	Styles, ErrStyles *output.Styles
+	// TimeUnit is the unit of the blocks' times, as Report.TimeUnit:
+	// written before the report is done, they cannot read it there.
+	TimeUnit string
+
+	written map[int]bool    // the commands whose block is written
+	said    map[string]bool // the warnings written, by command and text
+	err     error           // the first failed write to Out
+}
+
+// NewText writes to out and errw, each styled with its own styles.
+func NewText(out, errw io.Writer, st, errSt *output.Styles) *Text {
+	return &Text{Out: out, Err: errw, Styles: st, ErrStyles: errSt}
+}
+
+// WriteText writes the whole report for people to w, styled with st:
+// every command's block, the closing part, and the warnings.
 func WriteText(w io.Writer, rep *Report, st *output.Styles) error {
+	t := NewText(w, w, st, st)
+	t.TimeUnit = rep.TimeUnit
+	return t.Summary(rep)
+}
+
+// Benchmark writes the block of r, the command at index i, whose runs
+// are done: Result.Preview's statistics, before the closing baseline. A
+// failed write is returned by Summary.
+func (t *Text) Benchmark(i int, r Result) {
+	if t.written == nil {
+		t.written, t.said = map[int]bool{}, map[string]bool{}
+	}
+	t.written[i] = true
+	t.write(t.block(i, r))
+	t.warn(r.Command, r.Warnings)
+	t.write("\n")
+}
+
+// Summary writes what is left once the bench is done: the block of any
+// command that Benchmark was not given, the idle baseline, the net
+// energies, the comparison, and the warnings not yet written. It returns
+// the first write to Out that failed, this one's or a block's.
+func (t *Text) Summary(rep *Report) error {
+	if t.written == nil {
+		t.written, t.said = map[int]bool{}, map[string]bool{}
+	}
+	if t.TimeUnit == "" {
+		t.TimeUnit = rep.TimeUnit
+	}
+	for i, r := range rep.Results {
+		if !t.written[i] {
+			t.Benchmark(i, r)
+		}
+	}
 	var b strings.Builder
+	st := t.Styles
 	if bl := rep.Baseline; bl != nil {
-		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, "idle baseline:"), idleText(float64(bl.PowerWatts), bl.StandardErrorWatts))
+		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, "Idle baseline:"), idleText(float64(bl.PowerWatts), bl.StandardErrorWatts))
 		if bl.After != nil {
 			fmt.Fprintf(&b, "  before %s, after %s, %s each\n", idleText(float64(bl.Before.PowerWatts), bl.Before.StandardErrorWatts),
 				idleText(float64(bl.After.PowerWatts), bl.After.StandardErrorWatts), output.Seconds(float64(bl.DurationSeconds)))
@@ -21,24 +85,42 @@ func WriteText(w io.Writer, rep *Report, st *output.Styles) error {
 		if sys := bl.SystemPowerWatts; sys != nil {
 			fmt.Fprintf(&b, "  the whole Mac idle: %s (what net system is net of)\n", output.Watts(float64(*sys)))
 		}
+		t.writeNet(&b, rep)
+		b.WriteString("\n")
 	}
-	for i, r := range rep.Results {
-		writeResult(&b, i, r, st, rep.Unit)
+	t.writeComparison(&b, rep)
+	t.write(b.String())
+	for _, r := range rep.Results {
+		t.warn(r.Command, r.Warnings)
 	}
-	if c := rep.Comparison(); len(c) > 0 {
-		fmt.Fprintln(&b, st.Render(st.Title, "summary:"))
-		for _, l := range c {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-	}
-	for _, wn := range rep.Warnings {
-		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Warn, "warning:"), wn)
-	}
+	t.warn("", rep.Warnings)
 	if !rep.Complete {
-		fmt.Fprintf(&b, "%s the bench was cut short: these are the runs made by then\n", st.Render(st.Warn, "warning:"))
+		t.warn("", []string{"the bench was cut short: these are the runs made by then"})
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return t.err
+}
+
+func (t *Text) write(s string) {
+	if _, err := io.WriteString(t.Out, s); err != nil && t.err == nil {
+		t.err = err
+	}
+}
+
+// warn writes each warning of command c (the report's own for "") not
+// written yet.
+func (t *Text) warn(c string, warnings []string) {
+	var b strings.Builder
+	for _, w := range warnings {
+		if t.said[c+"\x00"+w] {
+			continue
+		}
+		t.said[c+"\x00"+w] = true
+		if c != "" {
+			w = c + ": " + w
+		}
+		fmt.Fprintf(&b, "exopower: %s %s\n", t.ErrStyles.Render(t.ErrStyles.Warn, "warning:"), w)
+	}
+	io.WriteString(t.Err, b.String())
 }
 
 func idleText(p float64, se *wire.Num) string {
@@ -48,57 +130,153 @@ func idleText(p float64, se *wire.Num) string {
 	return output.Watts(p) + " ± " + output.Watts(float64(*se))
 }
 
-func writeResult(b *strings.Builder, i int, r Result, st *output.Styles, unit *string) {
-	fmt.Fprintf(b, "%s %s (%s)\n", st.Render(st.Title, fmt.Sprintf("command %d:", i+1)), r.Command, output.Count(len(r.Runs), "run"))
-	row := func(label string, s *Spread, unit func(float64) string) {
+// block is hyperfine's block of a benchmark, in joules: the energy's
+// mean ± σ and its range with the count of runs, then the power and the
+// time (the wall-clock time's, with its user and system CPU time). One
+// run has no σ and no range: hyperfine's "abs ≡". The blank line that
+// ends it is left to Benchmark, after the warnings.
+func (t *Text) block(i int, r Result) string {
+	st := t.Styles
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, fmt.Sprintf("Benchmark %d:", i+1)), r.Command)
+	if len(r.Runs) == 0 || r.EnergyJoules == nil {
+		b.WriteString("  no run was measured\n")
+		return b.String()
+	}
+	one := r.EnergyJoules.Stddev == nil
+	type line struct{ label, value, after string }
+	var lines []line
+	row := func(name string, s *Spread, unit func(float64) string, after string) {
 		if s == nil {
 			return
 		}
-		mean := unit(float64(s.Mean))
-		if s.Stddev != nil {
-			mean += " ± " + unit(float64(*s.Stddev))
+		if one {
+			lines = append(lines, line{name + " (abs ≡):", fmt.Sprintf("%10s", unit(float64(s.Mean))), after})
+			return
 		}
-		fmt.Fprintf(b, "  %s %-22s median %s, range %s … %s\n", st.Render(st.Label, fmt.Sprintf("%-10s", label)), mean,
-			unit(float64(s.Median)), unit(float64(s.Min)), unit(float64(s.Max)))
+		lines = append(lines, line{name + " (mean ± σ):", fmt.Sprintf("%10s ± %10s", unit(float64(s.Mean)), unit(val(s.Stddev))), after})
 	}
+	ranged := func(s *Spread, unit func(float64) string, after string) {
+		if s != nil && !one {
+			lines = append(lines, line{"Range (min … max):", fmt.Sprintf("%10s … %10s", unit(float64(s.Min)), unit(float64(s.Max))), after})
+		}
+	}
+	runs := output.Count(len(r.Runs), "run")
 	if r.SystemEnergyJoules != nil {
-		row("system", r.SystemEnergyJoules, output.Joules)
-		row("net system", r.NetSystemEnergyJoules, output.Joules)
+		// The whole Mac's leads where it is known: it is what the Mac drew.
+		row("System energy", r.SystemEnergyJoules, output.Joules, "")
+		ranged(r.SystemEnergyJoules, output.Joules, "")
 	}
-	row("energy", r.EnergyJoules, output.Joules)
-	row("net", r.NetEnergyJoules, output.Joules)
-	if u := r.NetEnergyUncertaintyJoules; u != nil {
-		fmt.Fprintf(b, "  %s ± %s from the idle baseline\n", st.Render(st.Label, fmt.Sprintf("%-10s", "")), output.Joules(float64(*u)))
+	row("Energy", r.EnergyJoules, output.Joules, "")
+	if one {
+		lines[len(lines)-1].after = runs
 	}
-	row("power", r.AvgPowerWatts, output.Watts)
-	row("duration", r.DurationSeconds, output.Seconds)
-	if unit != nil {
+	ranged(r.EnergyJoules, output.Joules, runs)
+	row("Power", r.AvgPowerWatts, output.Watts, "")
+	if r.Mean != nil {
+		u := t.unit(float64(*r.Mean))
+		row("Time", &Spread{Mean: *r.Mean, Stddev: r.Stddev}, u.text, fmt.Sprintf("[User: %s, System: %s]", u.text(val(r.User)), u.text(val(r.System))))
+	}
+	if r.EnergyPerUnitJoules != nil {
 		// Four figures: an energy per token is often a few millijoules.
-		row("per "+*unit, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) })
-		row(*unit+"s/J", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) })
+		name := cmp.Or(r.unit, "unit")
+		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
+		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
 	}
-	fmt.Fprintf(b, "  %s %s\n", st.Render(st.Label, fmt.Sprintf("%-10s", "exit")), exitText(r.ExitCodes))
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(b, "  %s %s\n", st.Render(st.Warn, "warning:"), wn)
+	width := 0
+	for _, l := range lines {
+		width = max(width, len([]rune(l.label)))
+	}
+	for _, l := range lines {
+		text := fmt.Sprintf("  %s %s", st.Render(st.Label, padRunes(l.label, width)), st.Render(st.Value, l.value))
+		if l.after != "" {
+			text += "    " + l.after
+		}
+		b.WriteString(text + "\n")
+	}
+	return b.String()
+}
+
+// unit is the unit of the blocks' times: TimeUnit's, or as hyperfine
+// chooses it for each command, by its mean.
+func (t *Text) unit(mean float64) durationUnit {
+	if t.TimeUnit != "" {
+		return timeUnit(&Report{TimeUnit: t.TimeUnit})
+	}
+	return unitOf(mean)
+}
+
+func (u durationUnit) text(s float64) string {
+	n := wire.Num(s)
+	return u.format(&n) + " " + u.short
+}
+
+// writeNet writes each command's net energy: its energy less the idle
+// power over each run, with the baseline's own uncertainty beside the
+// runs' spread.
+func (t *Text) writeNet(b *strings.Builder, rep *Report) {
+	st := t.Styles
+	if !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.NetEnergyJoules != nil }) {
+		return
+	}
+	fmt.Fprintf(b, "%s\n", st.Render(st.Title, "Net energy (less the idle power over each run):"))
+	width := 0
+	for _, r := range rep.Results {
+		width = max(width, len([]rune(r.Command)))
+	}
+	width = min(width, 40)
+	for _, r := range rep.Results {
+		n := r.NetEnergyJoules
+		if n == nil {
+			continue
+		}
+		line := joulesMeanSD(n)
+		if u := r.NetEnergyUncertaintyJoules; u != nil {
+			line += fmt.Sprintf("   (± %s from the baseline)", output.Joules(float64(*u)))
+		}
+		if s := r.NetSystemEnergyJoules; s != nil {
+			line += ";  net system " + joulesMeanSD(s)
+		}
+		fmt.Fprintf(b, "  %s  %s\n", st.Render(st.Label, padRunes(r.Command, width)), st.Render(st.Value, line))
 	}
 }
 
-// exitText counts the runs by exit code: "0 ×5", "0 ×3, 1 ×2".
-func exitText(codes []int) string {
-	var order []int
-	count := map[int]int{}
-	for _, c := range codes {
-		if count[c] == 0 {
-			order = append(order, c)
+func joulesMeanSD(s *Spread) string {
+	if s.Stddev == nil {
+		return output.Joules(float64(s.Mean))
+	}
+	return output.Joules(float64(s.Mean)) + " ± " + output.Joules(float64(*s.Stddev))
+}
+
+// padRunes pads s with spaces to width runes; it leaves a longer s as it
+// is.
+func padRunes(s string, width int) string {
+	if n := len([]rune(s)); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+// writeComparison writes hyperfine's summary, of energy: the reference
+// (the least energy, or --reference) first, then how it compares with
+// each other command, its ratio never below 1 and worded more or less.
+func (t *Text) writeComparison(b *strings.Builder, rep *Report) {
+	if rep.Reference == nil {
+		return
+	}
+	st := t.Styles
+	ref := rep.Results[*rep.Reference]
+	var lines []string
+	for _, i := range rep.summaryOrder() {
+		if i == *rep.Reference {
+			continue
 		}
-		count[c]++
+		if rel, ok := Relate(ref, rep.Results[i]); ok {
+			lines = append(lines, fmt.Sprintf("    %s %s", st.Render(st.Total, rel.Than()), rep.Results[i].Command))
+		}
 	}
-	parts := make([]string, len(order))
-	for i, c := range order {
-		parts[i] = fmt.Sprintf("%d ×%d", c, count[c])
+	if len(lines) == 0 {
+		return
 	}
-	if len(parts) == 0 {
-		return "no run"
-	}
-	return strings.Join(parts, ", ")
+	fmt.Fprintf(b, "%s\n  %s ran\n%s\n", st.Render(st.Title, "Summary"), st.Render(st.Value, ref.Command), strings.Join(lines, "\n"))
 }

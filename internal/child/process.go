@@ -60,6 +60,10 @@ type Exit struct {
 	// Signal is the name of the signal that killed the command
 	// ("SIGTERM"), or empty when it exited by itself.
 	Signal string
+	// User and System are the CPU time that the command, and the
+	// processes it waited for, spent in user mode and in the kernel (its
+	// rusage); 0 when the wait failed.
+	User, System time.Duration
 	// Err is a failure to pass on the command's output through a pipe
 	// (a Stdout that is not a file and failed), nil otherwise; Status is
 	// the command's all the same. Should the wait itself fail, Err says
@@ -101,6 +105,9 @@ func (p *Process) wait() {
 	}
 	p.exit = Exit{At: at, Err: err}
 	p.exit.Status, p.exit.Signal = exitStatus(p.cmd.ProcessState)
+	if ps := p.cmd.ProcessState; ps != nil {
+		p.exit.User, p.exit.System = ps.UserTime(), ps.SystemTime()
+	}
 	close(p.done)
 }
 

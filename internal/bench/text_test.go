@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/output"
+)
+
+// Each command's result is handed over as soon as its runs are done,
+// before the next command's runs and the closing baseline, with the
+// statistics known by then: its block is written at once, as hyperfine
+// writes each benchmark, not after the closing baseline.
+func TestEachCommandIsHandedOverOnceItsRunsAreDone(t *testing.T) {
+	m := &fakeMeter{}
+	cfg := Config{Jobs: Jobs([]string{"echo a", "echo b"}, "", nil, Hooks{}), Runs: 2, Baseline: time.Second}
+	cfg.Finished = func(i int, r Result) {
+		m.calls = append(m.calls, fmt.Sprintf("finished %d %s %v J", i, r.Command, r.EnergyJoules.Mean))
+		if len(r.Times) != 2 || !(r.Times[0] > 0) || r.Mean == nil || r.NetEnergyJoules != nil {
+			t.Errorf("result %d: times %v, mean %v, net %v: want the wall-clock times and no net energy yet", i, r.Times, r.Mean, r.NetEnergyJoules)
+		}
+	}
+	r, _ := runner(t, cfg, m)
+	rep := r.Measure(context.Background())
+	want := "idle 1s,begin,end,begin,end,finished 0 echo a 1.5 J,begin,end,begin,end,finished 1 echo b 3.5 J,idle 1s"
+	if got := strings.Join(m.calls, ","); got != want {
+		t.Errorf("the meter and the callback were called\n%s\nwant\n%s", got, want)
+	}
+	if rep.Results[0].EnergyJoules != nil {
+		t.Errorf("the report's own result was finished: %+v", rep.Results[0].EnergyJoules)
+	}
+}
+
+// Each run's wall-clock time is the command's own, and its CPU times its
+// rusage's: a command that spins in user mode has user time.
+func TestEachRunHasItsWallClockAndCPUTimes(t *testing.T) {
+	r, _ := runner(t, Config{Jobs: Jobs([]string{"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"}, "", nil, Hooks{}), Runs: 1}, &fakeMeter{})
+	run := r.Measure(context.Background()).Results[0].Runs[0]
+	if !(run.WallSeconds > 0) || !(run.UserSeconds+run.SystemSeconds > 0) || run.UserSeconds+run.SystemSeconds > run.WallSeconds*1.5 {
+		t.Errorf("wall %v s, user %v s, system %v s: want a wall-clock time, and CPU time within it", run.WallSeconds, run.UserSeconds, run.SystemSeconds)
+	}
+}
+
+func plain() *output.Styles { return &output.Styles{Plain: true} }
+
+// A block is hyperfine's, in joules: energy, range and runs, power and
+// time beneath.
+func TestABlockIsHyperfinesInJoules(t *testing.T) {
+	var out, errs bytes.Buffer
+	text := NewText(&out, &errs, plain(), plain())
+	r := Result{Command: "a", Runs: []Run{timedRun(1, 0.018), timedRun(2, 0.020), timedRun(3, 0.022)}}
+	text.Benchmark(0, r.Preview(time.Millisecond, nil))
+	want := "Benchmark 1: a\n" +
+		"  Energy (mean ± σ):    2.000 J ±    1.000 J\n" +
+		"  Range (min … max):    1.000 J …    3.000 J    3 runs\n" +
+		"  Power (mean ± σ):     97.31 W ±    40.47 W\n" +
+		"  Time (mean ± σ):      20.0 ms ±     2.0 ms    [User: 1.0 ms, System: 2.0 ms]\n\n"
+	if out.String() != want || errs.Len() != 0 {
+		t.Errorf("block\n%s\nwant\n%s\nstderr %q", out.String(), want, errs.String())
+	}
+}
+
+// One run has no spread: no ± and no range, where nothing is known.
+func TestABlockOfOneRunHasNoSpread(t *testing.T) {
+	var out bytes.Buffer
+	r := Result{Command: "a", Runs: []Run{timedRun(2, 1.5)}}
+	NewText(&out, &out, plain(), plain()).Benchmark(0, r.Preview(10*time.Millisecond, nil))
+	if got := out.String(); strings.Contains(got, "±") || strings.Contains(got, "Range") || !strings.Contains(got, "  Energy (abs ≡):    2.000 J    1 run\n") {
+		t.Errorf("one run:\n%s", got)
+	}
+}
+
+// Warnings go to stderr, each once, naming its command; stdout has the
+// data alone.
+func TestWarningsGoToStderrOnce(t *testing.T) {
+	rep := twoCommands() // runs shorter than two windows: a warning each
+	rep.Complete = false
+	var out, errs bytes.Buffer
+	text := NewText(&out, &errs, plain(), plain())
+	text.Benchmark(0, rep.Results[0])
+	if err := text.Summary(rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("a warning on stdout:\n%s", out.String())
+	}
+	want := "exopower: warning: a: 3 runs shorter than two sampling windows (200ms): a shorter interval (-i) measures them better\n" +
+		"exopower: warning: b: 3 runs shorter than two sampling windows (200ms): a shorter interval (-i) measures them better\n" +
+		"exopower: warning: the bench was cut short: these are the runs made by then\n"
+	if errs.String() != want {
+		t.Errorf("stderr\n%s\nwant\n%s", errs.String(), want)
+	}
+}
+
+// The summary is hyperfine's, of energy: the reference first, then how
+// it compares with each other command in order of mean energy, never
+// below 1, worded more or less.
+func TestTheSummaryIsHyperfinesOfEnergy(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{
+		{Command: "ref", Runs: []Run{runOf(3.9, 1), runOf(4.1, 1)}},
+		{Command: "more", Runs: []Run{runOf(8, 1)}},
+		{Command: "less", Runs: []Run{runOf(1.9, 1), runOf(2.1, 1)}},
+	}
+	rep.Finish(0)
+	var out bytes.Buffer
+	if err := WriteText(&out, rep, plain()); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nSummary\n  ref ran\n    2.00 ± 0.16 times more energy than less\n    2.00 times less energy than more\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("text\n%s\nwant it to end\n%s", out.String(), want)
+	}
+}
+
+// With a baseline, the end gives the idle power and each command's net
+// energy with the baseline's uncertainty; the blocks the gross energy.
+func TestTheNetEnergyComesAfterTheClosingBaseline(t *testing.T) {
+	ws := []Window{{Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}, {Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}}
+	rep := NewReport(100 * time.Millisecond)
+	rep.Baseline = NewBaseline(NewIdle(time.Now(), 2*time.Second, ws), NewIdle(time.Now(), 2*time.Second, ws), ws)
+	rep.Results = []Result{{Command: "a", Runs: []Run{runOf(10, 2), runOf(12, 3)}}}
+	rep.Finish(-1)
+	var out bytes.Buffer
+	if err := WriteText(&out, rep, plain()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n  Energy (mean ± σ):    11.00 J ±    1.414 J\n", "\n  Time (mean ± σ):      2.500 s ±    0.707 s    [User: 0.000 s, System: 0.000 s]\n\nIdle", "\nIdle baseline: 2.000 W ± 0.058 W\n",
+		"\nNet energy (less the idle power over each run):\n  a  6.000 J ± 0.000 J   (± 0.144 J from the baseline)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+}
