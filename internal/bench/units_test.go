@@ -2,7 +2,6 @@ package bench
 
 import (
 	"math"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,23 +69,5 @@ func TestNoUnitsNoPerUnitStatistics(t *testing.T) {
 	rep.Finish(-1)
 	if r := rep.Results[0]; r.EnergyPerUnitJoules != nil || r.UnitsPerJoule != nil || len(r.Warnings) != 0 {
 		t.Errorf("without units: %+v", r)
-	}
-}
-
-func TestCombinationsOfParameterLists(t *testing.T) {
-	got := Combinations([]ParameterList{{"n", []string{"1", "2"}}, {"m", []string{"a", "b"}}})
-	want := []map[string]string{{"n": "1", "m": "a"}, {"n": "1", "m": "b"}, {"n": "2", "m": "a"}, {"n": "2", "m": "b"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Combinations = %v, want %v", got, want)
-	}
-	if got := Combinations(nil); len(got) != 1 || len(got[0]) != 0 {
-		t.Errorf("Combinations(nil) = %v, want one empty map", got)
-	}
-}
-
-func TestSubstituteIsOnePass(t *testing.T) {
-	got := Substitute("sleep {t}; echo {n} {t} {x}", map[string]string{"t": "{n}", "n": "3"})
-	if want := "sleep {n}; echo 3 {n} {x}"; got != want {
-		t.Errorf("Substitute = %q, want %q", got, want)
 	}
 }
