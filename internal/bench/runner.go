@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
-	"strings"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
@@ -45,50 +48,48 @@ type IdleSpan struct {
 // Job is one benchmarked command with its parameters put in it and in
 // its hooks.
 type Job struct {
+	// Name names the command in the report and the messages: -n's name,
+	// or the command itself.
+	Name                              string
 	Command                           string
 	Params                            map[string]string
 	Setup, Prepare, Conclude, Cleanup string
+	// Output is where the output of the command, and of its hooks, goes.
+	Output Output
 }
 
 // Hooks are the unmeasured commands around a benchmarked one.
 type Hooks struct{ Setup, Prepare, Conclude, Cleanup string }
 
-// Jobs are the commands to measure, each once per combination of the
-// lists' values, the reference (when not "") first and as it is.
-func Jobs(commands []string, reference string, lists []ParameterList, h Hooks) []Job {
-	var out []Job
-	add := func(c string, p map[string]string) {
-		s := func(x string) string { return Substitute(x, p) }
-		out = append(out, Job{Command: s(c), Params: p, Setup: s(h.Setup), Prepare: s(h.Prepare), Conclude: s(h.Conclude), Cleanup: s(h.Cleanup)})
-	}
-	if reference != "" {
-		add(reference, map[string]string{})
-	}
-	for _, c := range commands {
-		for _, p := range Combinations(lists) {
-			add(c, p)
-		}
-	}
-	return out
-}
-
 // Config says what a Runner runs and how.
 type Config struct {
 	Jobs []Job
 	// Runs are each command's measured runs, Warmup its runs before them.
+	// As hyperfine counts them: at least Runs, at most MaxRuns (0: no
+	// limit), and between them as many as fill MinTime at the pace of
+	// the command's first run (see RunCount).
 	Runs, Warmup int
+	MaxRuns      int
+	MinTime      time.Duration
 	// Cooldown is the wait between runs; Baseline the idle span before
 	// the first run and after the last (0: none).
 	Cooldown, Baseline time.Duration
 	// Interval is the sample interval, for the report.
 	Interval time.Duration
-	// IgnoreFailure measures a command that fails all the same.
-	IgnoreFailure bool
-	// Argv turns a command into the argv that runs it.
-	Argv func(string) []string
+	// IgnoreFailure says which failures of a measured command (or of
+	// its warmup) are measured all the same.
+	IgnoreFailure Failures
+	// Argv turns a command into the argv that runs it, or says why it
+	// cannot (a quote not closed).
+	Argv func(string) ([]string, error)
+	// Input is the file every command reads as its standard input,
+	// opened anew for each as the user the commands run as; "" is the
+	// null device.
+	Input string
 	// Identity is whom the commands run as.
 	Identity child.Identity
-	// Stdout and Stderr take the commands' output; nil discards it.
+	// Stdout and Stderr take the output of the jobs whose Output is
+	// OutputInherit; nil discards it.
 	Stdout, Stderr io.Writer
 	// UnitsFrom reads each run's units of work from its output; else
 	// Units, when not nil, are every run's. Unit names them (nil: no
@@ -108,19 +109,29 @@ type Config struct {
 	// at once, as hyperfine writes each benchmark.
 	Finished func(i int, r Result)
 
-	paths map[string]string // argv[0] -> the file to execute
+	paths map[string]string   // argv[0] -> the file to execute
+	argvs map[string][]string // command -> its argv
 }
 
 // Look finds every program the bench will run, in PATH as the user the
-// commands run as may, before anything runs.
+// commands run as may, before anything runs, and makes every command's
+// argv: a command that cannot be split into words is known then.
 func (c *Config) Look(path string) error {
-	c.paths = map[string]string{}
+	c.paths, c.argvs = map[string]string{}, map[string][]string{}
 	for _, j := range c.Jobs {
 		for _, cmd := range []string{j.Command, j.Setup, j.Prepare, j.Conclude, j.Cleanup} {
-			if cmd == "" {
+			if _, ok := c.argvs[cmd]; ok || cmd == "" {
 				continue
 			}
-			name := c.Argv(cmd)[0]
+			argv, err := c.Argv(cmd)
+			if err != nil {
+				return err
+			}
+			if len(argv) == 0 {
+				return cli.Fail(fmt.Errorf("%s has no words to run", output.ShellQuote([]string{cmd})), "give the command a program to run")
+			}
+			c.argvs[cmd] = argv
+			name := argv[0]
 			if _, ok := c.paths[name]; ok {
 				continue
 			}
@@ -144,6 +155,8 @@ type Runner struct {
 	// failed the error that did; both are zero while it goes on.
 	signal int
 	failed error
+	// now is the clock that times a command's first run, for RunCount.
+	now func() time.Time
 }
 
 // NewRunner runs cfg over meter; cfg.Look must have found the programs.
@@ -151,7 +164,7 @@ func NewRunner(cfg Config, meter Meter) *Runner {
 	if cfg.Progress == nil {
 		cfg.Progress = NewProgress(nil, 0, 0)
 	}
-	return &Runner{cfg: cfg, meter: meter}
+	return &Runner{cfg: cfg, meter: meter, now: time.Now}
 }
 
 // Err is what cut the bench short: a failure, or a signal as the status
@@ -214,63 +227,122 @@ func (b *Runner) idle(ctx context.Context) IdleSpan {
 	return s
 }
 
-// runCommand runs j's setup, warmup, measured runs and cleanup.
+// runCommand runs j's setup, warmup, measured runs and cleanup. How
+// many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
-	res := Result{Command: j.Command, Parameters: j.Params, Runs: []Run{}}
-	b.aux("--setup", j.Setup)
+	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}}
+	b.aux("--setup", j, j.Setup, "")
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
-		b.aux("--prepare", j.Prepare)
-		b.aux("warmup of "+j.Command, j.Command)
-		b.aux("--conclude", j.Conclude)
+		b.aux("--prepare", j, j.Prepare, "")
+		b.aux("warmup of "+j.Name, j, j.Command, fmt.Sprintf("warmup-%d", i))
+		b.aux("--conclude", j, j.Conclude, "")
 	}
-	for i := 0; i < b.cfg.Runs && !b.cut(); i++ {
+	n := RunCount(b.cfg.Runs, b.cfg.MaxRuns, 0, 0)
+	for i := 0; i < n && !b.cut(); i++ {
 		if i > 0 {
 			b.sleep(b.cfg.Cooldown)
 		}
-		b.aux("--prepare", j.Prepare)
+		began := b.now()
+		b.aux("--prepare", j, j.Prepare, "")
 		if b.cut() {
 			break
 		}
-		b.cfg.Progress.Run(j.Command, i+1, b.cfg.Runs)
-		if run, ok := b.measured(ctx, j.Command, i); ok {
+		b.cfg.Progress.Run(j.Name, i+1, n)
+		if run, ok := b.measured(ctx, j, i); ok {
 			res.Runs = append(res.Runs, run)
 			b.cfg.Progress.Ran(float64(run.EnergyJoules.Total))
 		}
-		b.aux("--conclude", j.Conclude)
+		b.aux("--conclude", j, j.Conclude, "")
+		if i == 0 {
+			n = RunCount(b.cfg.Runs, b.cfg.MaxRuns, b.cfg.MinTime, b.now().Sub(began))
+		}
 	}
 	if b.signal == 0 {
-		b.aux("--cleanup", j.Cleanup)
+		b.aux("--cleanup", j, j.Cleanup, "")
 	}
 	return res
 }
 
-// command is c ready to start, as the bench's user, its output let
-// through or not, and its stdout copied to capture too when that is not
-// nil.
-func (b *Runner) command(c string, capture io.Writer) child.Command {
-	argv := b.cfg.Argv(c)
-	cmd := child.Command{Argv: argv, Path: b.cfg.paths[argv[0]], Identity: b.cfg.Identity, Stdout: b.cfg.Stdout, Stderr: b.cfg.Stderr}
+// RunCount is how many measured runs a command gets, by hyperfine's
+// rule: as many as fill minTime at the pace of its first run, which
+// took first (its --prepare and --conclude included, and here the waits
+// on the meter at its edges too), but no fewer than least and, when most
+// is not 0, no more than most. With first 0, not yet known, it is least
+// within most.
+func RunCount(least, most int, minTime, first time.Duration) int {
+	n := least
+	if first > 0 && minTime/first > time.Duration(n) {
+		n = int(min(minTime/first, math.MaxInt32))
+	}
+	if most > 0 && n > most {
+		n = most
+	}
+	return n
+}
+
+// command is c, one of j's commands, ready to start as the bench's
+// user: its input as --input says, its output as j's, and its stdout
+// copied to capture too when that is not nil. iteration, when not "", is
+// the run's $EXOPOWER_ITERATION and $HYPERFINE_ITERATION. done closes
+// what was opened for it, once it has ended.
+func (b *Runner) command(j Job, c, iteration string, capture io.Writer) (cmd child.Command, done func(), err error) {
+	argv := b.cfg.argvs[c]
+	cmd = child.Command{Argv: argv, Path: b.cfg.paths[argv[0]], Identity: b.cfg.Identity}
+	if iteration != "" {
+		cmd.Identity.Env = append(slices.Clip(cmd.Identity.Env), "EXOPOWER_ITERATION="+iteration, "HYPERFINE_ITERATION="+iteration)
+	}
+	var files []*os.File
+	done = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if b.cfg.Input != "" {
+		f, err := access.Open(b.cfg.Input, b.cfg.Identity.Cred)
+		if err != nil {
+			return cmd, done, cli.Fail(fmt.Errorf("--input: %w", err), "nothing after it was run; the runs so far are in the summary")
+		}
+		files, cmd.Stdin = append(files, f), f
+	}
+	switch j.Output.Kind {
+	case OutputInherit:
+		cmd.Stdout, cmd.Stderr = b.cfg.Stdout, b.cfg.Stderr
+	case OutputPipe:
+		cmd.Stdout = io.Discard
+	case OutputFile:
+		f, err := createAs(j.Output.Path, b.cfg.Identity.Cred)
+		if err != nil {
+			return cmd, done, cli.Fail(fmt.Errorf("--output: %w", err), "nothing after it was run; the runs so far are in the summary")
+		}
+		files, cmd.Stdout = append(files, f), f
+	}
 	switch {
 	case capture != nil && cmd.Stdout != nil:
 		cmd.Stdout = io.MultiWriter(capture, cmd.Stdout)
 	case capture != nil:
 		cmd.Stdout = capture
 	}
-	return cmd
+	return cmd, done, nil
 }
 
 // measured runs c once as a span of the meter. ok is false when the run
 // was interrupted: a run cut short says nothing of the command.
-func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
+func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 	var out *tailBuffer
 	if b.cfg.UnitsFrom != nil {
 		out = &tailBuffer{}
+	}
+	cmd, done, err := b.command(j, j.Command, strconv.Itoa(i), out.writer())
+	defer done()
+	if err != nil {
+		b.failed = err
+		return Run{}, false
 	}
 	// Opening the spans waits on the meter (the nodes answer once their
 	// source has sampled): a signal meanwhile ends the bench, and the
 	// spans opened are closed again.
 	bctx, stop := b.interruptible(ctx)
-	err := b.meter.Begin(bctx)
+	err = b.meter.Begin(bctx)
 	stop()
 	switch {
 	case b.signal != 0:
@@ -283,7 +355,7 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 		return Run{}, false
 	}
 	started := time.Now()
-	p, err := child.Start(b.command(c, out.writer()))
+	p, err := child.Start(cmd)
 	if err != nil {
 		b.meter.End(ctx, time.Now(), 0, "")
 		b.failed = err
@@ -300,9 +372,9 @@ func (b *Runner) measured(ctx context.Context, c string, i int) (Run, bool) {
 	if stopEnd(); b.signal != 0 {
 		return Run{}, false
 	}
-	if exit.Status != 0 && !b.cfg.IgnoreFailure {
-		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", c, exit.Status, i+1),
-			Hints: []string{"pass --ignore-failure to measure it all the same; the runs so far are in the summary"}}
+	if exit.Status != 0 && !b.cfg.IgnoreFailure.Ignores(exit.Status) {
+		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", j.Name, exit.Status, i+1),
+			Hints: []string{fmt.Sprintf("pass --ignore-failure=%d (or --ignore-failure, for any status) to measure it all the same; the runs so far are in the summary", exit.Status)}}
 	}
 	// The command's own time, as hyperfine measures it: from just
 	// before it starts to its end, and its CPU time.
@@ -380,19 +452,26 @@ func (b *Runner) units(out *tailBuffer) *wire.Num {
 	return &n
 }
 
-// aux runs c, an unmeasured command (what names it for messages). A
-// failure cuts the bench short.
-func (b *Runner) aux(what, c string) {
+// aux runs c, one of j's commands, unmeasured (what names it for
+// messages). A failure cuts the bench short, but for a warmup run's
+// (iteration not "") that --ignore-failure ignores.
+func (b *Runner) aux(what string, j Job, c, iteration string) {
 	if c == "" || b.cut() {
 		return
 	}
-	p, err := child.Start(b.command(c, nil))
+	cmd, done, err := b.command(j, c, iteration, nil)
+	defer done()
+	if err != nil {
+		b.failed = err
+		return
+	}
+	p, err := child.Start(cmd)
 	if err != nil {
 		b.failed = err
 		return
 	}
 	exit := b.wait(p)
-	if exit.Status != 0 && b.signal == 0 && !(b.cfg.IgnoreFailure && strings.HasPrefix(what, "warmup")) {
+	if exit.Status != 0 && b.signal == 0 && !(iteration != "" && b.cfg.IgnoreFailure.Ignores(exit.Status)) {
 		b.failed = cli.Fail(fmt.Errorf("%s %s failed with status %d", what, output.ShellQuote([]string{c}), exit.Status),
 			"nothing after it was run; the runs so far are in the summary")
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -89,7 +91,7 @@ func (l *lockedBuffer) String() string {
 func runner(t *testing.T, cfg Config, m *fakeMeter) (*Runner, *lockedBuffer) {
 	t.Helper()
 	out := &lockedBuffer{wrote: make(chan struct{}, 1)}
-	cfg.Argv = func(c string) []string { return []string{"sh", "-c", c} }
+	cfg.Argv = func(c string) ([]string, error) { return []string{"sh", "-c", c}, nil }
 	cfg.Stdout, cfg.Stderr, cfg.Messages = out, out, out
 	cfg.Interval = 100 * time.Millisecond
 	if cfg.Identity.Env == nil {
@@ -143,7 +145,7 @@ func TestTheRunnerMeasuresEachRunAsASpanOfItsMeter(t *testing.T) {
 func TestAFailedRunEndsTheBenchUnlessIgnored(t *testing.T) {
 	for _, ignore := range []bool{false, true} {
 		m := &fakeMeter{}
-		r, _ := runner(t, Config{Jobs: Jobs([]string{"exit 3", "true"}, "", nil, Hooks{}), Runs: 2, IgnoreFailure: ignore}, m)
+		r, _ := runner(t, Config{Jobs: Jobs([]string{"exit 3", "true"}, "", nil, Hooks{}), Runs: 2, IgnoreFailure: Failures{All: ignore}}, m)
 		rep := r.Measure(context.Background())
 		var e *cli.Error
 		switch {
@@ -197,5 +199,151 @@ func TestUnitsAreReadFromEachRunsOutput(t *testing.T) {
 	rep := r.Measure(context.Background())
 	if u := rep.Results[0].Runs[0].Units; u == nil || *u != 512 {
 		t.Errorf("units %v, want 512", u)
+	}
+}
+
+// Warmup and measured runs know which they are, as hyperfine tells its
+// commands in $HYPERFINE_ITERATION; the hooks do not.
+func TestEachRunKnowsItsIteration(t *testing.T) {
+	t.Setenv("HYPERFINE_ITERATION", "")
+	t.Setenv("EXOPOWER_ITERATION", "")
+	cfg := Config{Jobs: Jobs([]string{"echo run $EXOPOWER_ITERATION $HYPERFINE_ITERATION"}, "", nil,
+		Hooks{Prepare: "echo prepare $EXOPOWER_ITERATION$HYPERFINE_ITERATION"}), Runs: 2, Warmup: 2}
+	r, out := runner(t, cfg, &fakeMeter{})
+	r.Measure(context.Background())
+	want := "prepare\nrun warmup-0 warmup-0\nprepare\nrun warmup-1 warmup-1\nprepare\nrun 0 0\nprepare\nrun 1 1\n"
+	if err := r.Err(); err != nil || out.String() != want {
+		t.Errorf("err %v, the commands wrote\n%s\nwant\n%s", err, out.String(), want)
+	}
+}
+
+// --ignore-failure=1,3 measures the runs that end with 1 or 3, and ends
+// the bench at any other status, in a warmup run too.
+func TestOnlyTheStatusesGivenAreIgnored(t *testing.T) {
+	for _, c := range []struct {
+		command        string
+		warmup, status int
+		runs           int
+	}{
+		{"exit 3", 0, 0, 2},
+		{"exit 1", 1, 0, 2},
+		{"exit 2", 0, 2, 1},
+		{"exit 2", 1, 125, 0},
+		{"kill -TERM $$", 0, 143, 1},
+	} {
+		f := Failures{Codes: []int{1, 3}}
+		r, _ := runner(t, Config{Jobs: Jobs([]string{c.command}, "", nil, Hooks{}), Runs: 2, Warmup: c.warmup, IgnoreFailure: f}, &fakeMeter{})
+		rep := r.Measure(context.Background())
+		status := 0
+		var e *cli.Error
+		if errors.As(r.Err(), &e) {
+			status = e.Status
+		}
+		if status != c.status || len(rep.Results[0].Runs) != c.runs {
+			t.Errorf("%s (warmup %d): status %d (%v), %d runs; want %d, %d runs", c.command, c.warmup, status, r.Err(), len(rep.Results[0].Runs), c.status, c.runs)
+		}
+	}
+	f := Failures{Codes: []int{143}}
+	r, _ := runner(t, Config{Jobs: Jobs([]string{"kill -TERM $$"}, "", nil, Hooks{}), Runs: 2, IgnoreFailure: f}, &fakeMeter{})
+	if rep := r.Measure(context.Background()); r.Err() != nil || len(rep.Results[0].Runs) != 2 {
+		t.Errorf("a run killed by SIGTERM is ignored as 143: %v", r.Err())
+	}
+}
+
+// hyperfine's rule, from the first run's time: at least the least, as
+// many as fill the minimum time, at most the most.
+func TestTheRunCountIsHyperfines(t *testing.T) {
+	for _, c := range []struct {
+		least, most    int
+		minTime, first time.Duration
+		want           int
+	}{
+		{10, 0, 3 * time.Second, 0, 10},
+		{10, 0, 3 * time.Second, 30 * time.Second, 10},
+		{10, 0, 3 * time.Second, 299 * time.Millisecond, 10},
+		{10, 0, 3 * time.Second, 100 * time.Millisecond, 30},
+		{10, 0, 3 * time.Second, 110 * time.Millisecond, 27},
+		{10, 20, 3 * time.Second, 100 * time.Millisecond, 20},
+		{3, 3, 3 * time.Second, time.Millisecond, 3},
+		{2, 0, 0, time.Millisecond, 2},
+		{1, 0, time.Hour, time.Nanosecond, math.MaxInt32},
+	} {
+		if got := RunCount(c.least, c.most, c.minTime, c.first); got != c.want {
+			t.Errorf("RunCount(%d, %d, %v, %v) = %d, want %d", c.least, c.most, c.minTime, c.first, got, c.want)
+		}
+	}
+}
+
+// The count is settled by the first run's time, its prepare and conclude
+// included: with 1 s to fill and a first run of 400 ms (by the clock the
+// runner reads), 2 runs; no fewer than Runs, no more than MaxRuns.
+func TestTheFirstRunSettlesHowManyRunsFollow(t *testing.T) {
+	for _, c := range []struct {
+		runs, max int
+		first     time.Duration
+		want      int
+	}{
+		{1, 0, 400 * time.Millisecond, 2},
+		{3, 0, 400 * time.Millisecond, 3},
+		{1, 4, 10 * time.Millisecond, 4},
+		{1, 0, 2 * time.Second, 1},
+	} {
+		m := &fakeMeter{}
+		r, out := runner(t, Config{Jobs: Jobs([]string{"echo run"}, "", nil, Hooks{Prepare: "echo p", Conclude: "echo c"}),
+			Runs: c.runs, MaxRuns: c.max, MinTime: time.Second}, m)
+		t0, calls := time.Now(), 0
+		r.now = func() time.Time {
+			calls++
+			if calls == 2 { // after the first run's conclude
+				return t0.Add(c.first)
+			}
+			return t0
+		}
+		rep := r.Measure(context.Background())
+		if got := len(rep.Results[0].Runs); got != c.want || strings.Count(out.String(), "p\nrun\nc\n") != c.want {
+			t.Errorf("runs %d, max %d, first %v: %d runs (%q), want %d", c.runs, c.max, c.first, got, out.String(), c.want)
+		}
+	}
+}
+
+// --input: every command reads the file from its start, hooks too.
+func TestEveryCommandReadsTheInputFromItsStart(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(in, []byte("line 1\nline 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, out := runner(t, Config{Jobs: Jobs([]string{"head -n 1"}, "", nil, Hooks{Setup: "wc -l"}), Runs: 2, Input: in}, &fakeMeter{})
+	r.Measure(context.Background())
+	if got := strings.ReplaceAll(out.String(), " ", ""); r.Err() != nil || got != "2\nline1\nline1\n" {
+		t.Errorf("err %v, the commands wrote %q", r.Err(), got)
+	}
+	r, out = runner(t, Config{Jobs: Jobs([]string{"cat"}, "", nil, Hooks{}), Runs: 1}, &fakeMeter{})
+	if r.Measure(context.Background()); r.Err() != nil || out.String() != "" {
+		t.Errorf("without --input: err %v, cat read %q; want the null device's nothing", r.Err(), out.String())
+	}
+}
+
+// --output: each job's own; a file is made anew for every command that
+// writes to it, hooks included, so it keeps the last one's output, as
+// hyperfine's; a pipe and null let nothing through.
+func TestTheOutputGoesWhereEachJobSays(t *testing.T) {
+	dir := t.TempDir()
+	file, file2 := filepath.Join(dir, "out"), filepath.Join(dir, "out2")
+	jobs, err := Plan{Commands: []string{"echo a; echo a-err >&2", "echo b; echo b-err >&2", "echo c", "echo d", "echo e$HYPERFINE_ITERATION; echo e-err >&2"},
+		Conclude: []string{"echo conclude a", "echo conclude b", "echo conclude c", "true", ""},
+		Outputs:  []Output{{Kind: OutputPipe}, {Kind: OutputNull}, {}, {Kind: OutputFile, Path: file}, {Kind: OutputFile, Path: file2}}}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, out := runner(t, Config{Jobs: jobs, Runs: 2}, &fakeMeter{})
+	r.Measure(context.Background())
+	if want := "c\nconclude c\nc\nconclude c\n"; r.Err() != nil || out.String() != want {
+		t.Errorf("err %v, the terminal got %q, want %q", r.Err(), out.String(), want)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "" {
+		t.Errorf("the file holds %q (%v), want nothing: the last command that wrote to it, the conclude, wrote nothing", b, err)
+	}
+	if b, err := os.ReadFile(file2); err != nil || string(b) != "e1\n" {
+		t.Errorf("the file holds %q (%v), want the last run's output and not its stderr", b, err)
 	}
 }

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// jobsText is each job as "name: command [prepare|conclude]", a line each.
+func jobsText(jobs []Job) string {
+	var b strings.Builder
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "%s: %s [%s|%s]\n", j.Name, j.Command, j.Prepare, j.Conclude)
+	}
+	return b.String()
+}
+
+// Two lists and two commands: the commands vary fastest, then the first
+// list, then the second, as hyperfine's test_build_commands_cross_product
+// has them; the reference comes first.
+func TestAPlansJobsAreInHyperfinesOrder(t *testing.T) {
+	p := Plan{Commands: []string{"echo {par1} {par2}", "printf {par1}{par2}"}, Reference: "ref", ReferenceName: "the ref",
+		Lists: []ParameterList{{"par1", []string{"a", "b"}}, {"par2", []string{"z", "y"}}}}
+	jobs, err := p.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `the ref: ref [|]
+echo a z: echo a z [|]
+printf az: printf az [|]
+echo b z: echo b z [|]
+printf bz: printf bz [|]
+echo a y: echo a y [|]
+printf ay: printf ay [|]
+echo b y: echo b y [|]
+printf by: printf by [|]
+`
+	if got := jobsText(jobs); got != want {
+		t.Errorf("jobs\n%s\nwant\n%s", got, want)
+	}
+}
+
+// --prepare and --conclude: once for all, or once for each job in order
+// (the reference first), with the parameters put in; any other count is
+// refused, saying how many there are to give.
+func TestHooksAreOneForAllOrOneForEachJob(t *testing.T) {
+	p := Plan{Commands: []string{"A", "B"}, Reference: "R", Prepare: []string{"pR", "pA", "pB"}, Conclude: []string{"c{n}"},
+		Lists: []ParameterList{{"n", []string{"1"}}}}
+	jobs, err := p.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jobsText(jobs), "R: R [pR|c{n}]\nA: A [pA|c1]\nB: B [pB|c1]\n"; got != want {
+		t.Errorf("jobs\n%s\nwant\n%s", got, want)
+	}
+	p.Prepare = []string{"pA", "pB"}
+	if _, err := p.Jobs(); err == nil || err.Error() != "--prepare is given 2 times for 3 benchmarks: give it once for all, or once for each, in the order they are measured (--reference first)" {
+		t.Errorf("2 prepares for 3 jobs: %v", err)
+	}
+	p = Plan{Commands: []string{"A"}, Lists: []ParameterList{{"n", []string{"1", "2"}}}, Conclude: []string{"c1", "c2", "c3"}}
+	if _, err := p.Jobs(); err == nil || !strings.HasPrefix(err.Error(), "--conclude is given 3 times for 2 benchmarks") {
+		t.Errorf("3 concludes for 2 jobs: %v", err)
+	}
+	p = Plan{Commands: []string{"A", "B"}, Outputs: []Output{{Kind: OutputPipe}, {Kind: OutputFile, Path: "./b"}}}
+	if jobs, err := p.Jobs(); err != nil || jobs[0].Output.Kind != OutputPipe || jobs[1].Output.Path != "./b" {
+		t.Errorf("outputs one each: %+v, %v", jobs, err)
+	}
+}
+
+// -n names: without parameters one each for the first commands; with
+// parameters one for all (the parameters put in) or one each.
+func TestCommandNamesAsHyperfineCountsThem(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		plan  Plan
+		names string
+		err   string
+	}{
+		{"fewer names than commands", Plan{Commands: []string{"a", "b"}, Names: []string{"first"}}, "first b", ""},
+		{"a name each", Plan{Commands: []string{"a", "b"}, Names: []string{"A", "B"}, Reference: "r"}, "r A B", ""},
+		{"more names than commands", Plan{Commands: []string{"a"}, Names: []string{"A", "B"}}, "",
+			"-n/--command-name is given 2 times for 1 command: give at most one a command"},
+		{"one for all parameters", Plan{Commands: []string{"sleep {t}"}, Names: []string{"nap-{t}"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "nap-1 nap-2", ""},
+		{"one per benchmark", Plan{Commands: []string{"a{t}", "b{t}"}, Names: []string{"1", "2", "3", "4"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "1 2 3 4", ""},
+		{"neither", Plan{Commands: []string{"a{t}", "b{t}"}, Names: []string{"1", "2"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "",
+			"-n/--command-name is given 2 times for 4 benchmarks (every command with every parameter): give it once, with {NAME} in it, or 4 times"},
+	} {
+		jobs, err := c.plan.Jobs()
+		var names []string
+		for _, j := range jobs {
+			names = append(names, j.Name)
+		}
+		if got := strings.Join(names, " "); got != c.names || (err == nil) != (c.err == "") || err != nil && err.Error() != c.err {
+			t.Errorf("%s: names %q, err %v; want %q, %q", c.what, got, err, c.names, c.err)
+		}
+	}
+}
