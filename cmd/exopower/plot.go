@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -73,7 +74,9 @@ func runPlot(s *cli.Streams, o *plotOptions) error {
 	}
 	defer r.Close()
 	name := cli.InputName(o.input)
-	draw, err := plot.Read(r, "exopower plot: "+name)
+	// The picture names the file, not the path to it: a picture is
+	// shared, the folders it came from are the user's own.
+	draw, err := plot.Read(r, filepath.Base(name))
 	if err != nil {
 		var se *cli.Error
 		if errors.As(err, &se) {

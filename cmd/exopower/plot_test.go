@@ -72,7 +72,7 @@ func TestPlotOfARecordingAndOfItsSamplesShowTheReportsEnergy(t *testing.T) {
 		svg := filepath.Join(dir, filepath.Base(in)+".svg")
 		exopower(t, "plot", in, "-o", svg)
 		texts := svgTexts(t, svg)
-		for _, name := range []string{"total", "CPU", "GPU", "ANE", "exopower plot: " + in} {
+		for _, name := range []string{"total", "CPU", "GPU", "ANE", "exopower plot: " + filepath.Base(in)} {
 			if !strings.Contains(texts, name) {
 				t.Errorf("%s: no %q among its texts:\n%s", svg, name, texts)
 			}

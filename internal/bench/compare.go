@@ -130,7 +130,7 @@ func (rep *Report) Comparison() []string {
 	}
 	ref := rep.Results[*rep.Reference]
 	var lines []string
-	for _, i := range rep.summaryOrder() {
+	for _, i := range rep.SummaryOrder() {
 		if i == *rep.Reference {
 			continue
 		}
@@ -141,10 +141,10 @@ func (rep *Report) Comparison() []string {
 	return lines
 }
 
-// summaryOrder is the order of the commands in the summary: by mean
-// energy, unless Sort asks for the commands' order. Commands without a
-// run come last.
-func (rep *Report) summaryOrder() []int {
+// SummaryOrder is the order of the commands, by their index, in the
+// summary: by mean energy, unless Sort asks for the commands' order.
+// Commands without a run come last.
+func (rep *Report) SummaryOrder() []int {
 	if rep.Sort == SortCommand {
 		return rep.commandOrder()
 	}

@@ -267,7 +267,7 @@ func (t *Text) writeComparison(b *strings.Builder, rep *Report) {
 	st := t.Styles
 	ref := rep.Results[*rep.Reference]
 	var lines []string
-	for _, i := range rep.summaryOrder() {
+	for _, i := range rep.SummaryOrder() {
 		if i == *rep.Reference {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,6 +37,13 @@ type Band struct{ Center, Error float64 }
 // IdleLegend names the baseline's bands in a bench's legend.
 const IdleLegend = "idle baseline × mean duration"
 
+// The legend's entries of a bench's picture: the commands are named on
+// their slots, under the data, so the legend says what the marks are.
+const (
+	RunLegend = "a run's energy"
+	BoxLegend = "the runs' quartiles and median"
+)
+
 // WriteBench draws b as format f, size big, to w: the runs of each
 // command as points over a box, and the idle baseline's band behind them.
 func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
@@ -52,17 +60,24 @@ func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
 	pl := plot.New()
 	pl.Title.Text = b.Title
 	pl.Y.Label.Text = "energy per run (J)"
-	pl.Legend.Top = true
 	pl.Add(plotter.NewGrid())
 	names := make([]string, len(b.Commands))
 	banded := false
+	lo, hi := math.Inf(1), math.Inf(-1)
+	// A tick's name fits its slot, at about 6.5 pixels a rune of its 10
+	// points, with room between: the data take some 70% of the width.
+	tick := max(8, int(0.6*float64(size.Width)/float64(len(b.Commands))/6.5))
 	for i, c := range b.Commands {
-		names[i] = c.Name
+		names[i] = shortenMiddle(c.Name, tick)
+		for _, e := range c.Energies {
+			lo, hi = min(lo, e), max(hi, e)
+		}
 		if c.Idle != nil {
 			band, err := idleBand(float64(i), *c.Idle)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.Name, err)
 			}
+			lo, hi = min(lo, c.Idle.Center-c.Idle.Error), max(hi, c.Idle.Center+c.Idle.Error)
 			pl.Add(band)
 			if !banded {
 				pl.Legend.Add(IdleLegend, band)
@@ -73,10 +88,17 @@ func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
+	run, err := plotter.NewScatter(plotter.XYs{{}})
+	if err != nil {
+		return err
+	}
+	run.Color, run.Shape, run.Radius = color.Gray{Y: 0x60}, draw.CircleGlyph{}, vg.Points(3)
+	pl.Legend.Add(RunLegend, run)
+	pl.Legend.Add(BoxLegend, boxThumb{})
 	pl.NominalX(names...)
 	// Every command keeps its slot, one that never ran too.
 	pl.X.Min, pl.X.Max = -0.5, float64(len(names))-0.5
-	pl.Y.Min = 0
+	pl.Y.Min, pl.Y.Max = fromZero(lo, hi)
 	return writeChart(w, f, size, pl)
 }
 
@@ -102,8 +124,19 @@ func addRuns(pl *plot.Plot, i int, c BenchCommand) error {
 	sc.Shape = draw.CircleGlyph{}
 	sc.Radius = vg.Points(3)
 	pl.Add(box, sc)
-	pl.Legend.Add(c.Name, sc)
 	return nil
+}
+
+// boxThumb is a box plot's mark in the legend: a box with its median.
+type boxThumb struct{}
+
+func (boxThumb) Thumbnail(c *draw.Canvas) {
+	x0, x1 := c.Min.X+c.Size().X/4, c.Max.X-c.Size().X/4
+	y0, y1 := c.Min.Y+c.Size().Y/8, c.Max.Y-c.Size().Y/8
+	ym := (y0 + y1) / 2
+	sty := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	c.StrokeLines(sty, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}})
+	c.StrokeLine2(sty, x0, ym, x1, ym)
 }
 
 // idleBand is the baseline's band across slot x: a filled strip

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -46,7 +47,6 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	pl.Title.Text = n.Title
 	pl.X.Label.Text = "time from the first window's start (s)"
 	pl.Y.Label.Text = "power (W)"
-	pl.Legend.Top = true
 	pl.Add(plotter.NewGrid())
 	for i, s := range n.Series {
 		if len(s.Windows) == 0 {
@@ -70,12 +70,12 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	l.Width = vg.Points(2)
 	pl.Add(l)
 	pl.Legend.Add(TotalName, l)
-	// Room above the total for the legend.
-	peak := 0.0
+	peak, first, last := 0.0, math.Inf(1), math.Inf(-1)
 	for _, s := range total {
-		peak = max(peak, s.Watts)
+		peak, first, last = max(peak, s.Watts), min(first, s.Start), max(last, s.End)
 	}
-	pl.Y.Min, pl.Y.Max = 0, max(1, peak*1.15)
+	pl.Y.Min, pl.Y.Max = fromZero(0, max(1, peak))
+	pl.X.Min, pl.X.Max = padded(first, last)
 	return writeChart(w, f, size, pl)
 }
 

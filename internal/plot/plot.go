@@ -126,8 +126,10 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 	return writeChart(w, f, size, pl)
 }
 
-// writeChart draws pl as format f, size big, to w.
+// writeChart draws pl as format f, size big, to w, its title cut to the
+// width and its legend beside the data (drawBeside).
 func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
+	pl.Title.Text = fitTitle(pl.Title.Text, size.Width)
 	width := vg.Length(size.Width) * vg.Inch / dpi
 	height := vg.Length(size.Height) * vg.Inch / dpi
 	var c vg.CanvasWriterTo
@@ -139,9 +141,93 @@ func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
 	default:
 		return fmt.Errorf("unknown plot format %q", f)
 	}
-	pl.Draw(draw.New(c))
+	drawBeside(draw.New(c), pl)
 	_, err := c.WriteTo(w)
 	return err
+}
+
+// legendGap is the room between the data and the legend, and between the
+// legend and the picture's edge.
+const legendGap = vg.Length(12)
+
+// drawBeside draws pl on c with its legend in a column of its own, right
+// of the data and level with its top: inside the data, as gonum draws it,
+// an entry hides the points and lines under it.
+func drawBeside(c draw.Canvas, pl *plot.Plot) {
+	legend := pl.Legend
+	pl.Legend = plot.NewLegend()
+	width := legend.Rectangle(c).Size().X
+	if width <= 0 {
+		pl.Draw(c)
+		return
+	}
+	area := draw.Crop(c, 0, -(width + 2*legendGap), 0, 0)
+	pl.Draw(area)
+	data := pl.DataCanvas(area)
+	legend.Top, legend.Left, legend.Padding = true, true, vg.Points(3)
+	legend.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: area.Max.X + legendGap, Y: data.Min.Y},
+		Max: vg.Point{X: c.Max.X - legendGap, Y: data.Max.Y},
+	}})
+}
+
+// margin is the part of a range left empty at each of its ends, so that
+// nothing drawn there touches the frame.
+const margin = 0.04
+
+// padded is [lo, hi] widened by margin of its span at each end; a span of
+// nothing is widened by margin of hi, or by margin.
+func padded(lo, hi float64) (float64, float64) {
+	d := (hi - lo) * margin
+	if !(d > 0) {
+		d = max(math.Abs(hi)*margin, margin)
+	}
+	return lo - d, hi + d
+}
+
+// fromZero is the range of values from 0 (or lo, below it) to hi, with
+// room above hi, and below 0 where a value comes near it: a scale of
+// energy or power starts at nothing, and what is drawn at 0 is then not
+// on the axis.
+func fromZero(lo, hi float64) (float64, float64) {
+	bottom := min(0, lo)
+	top := max(hi, bottom+1e-9)
+	d := (top - bottom) * margin
+	if lo-bottom < d {
+		bottom -= d
+	}
+	return bottom, top + 2*d
+}
+
+// shorten cuts s to n runes, the cut marked: a title line that fits.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:max(n-1, 0)]) + "…"
+	}
+	return s
+}
+
+// shortenMiddle cuts s to n runes in its middle, the cut marked: a
+// command keeps its program and its end, where a parameter often is,
+// so that commands that differ there stay apart.
+func shortenMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := max(n-1, 0) / 2
+	tail := max(n-1-head, 0)
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// fitTitle cuts each line of a title to what a picture width pixels wide
+// shows of it, at the title's 12 points.
+func fitTitle(title string, width int) string {
+	lines := strings.Split(title, "\n")
+	for i, l := range lines {
+		lines[i] = shorten(l, width/7)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // powerPlot lays out the chart: the span shaded under a step line per
@@ -157,17 +243,17 @@ func powerPlot(p Power) (*plot.Plot, error) {
 	}
 	pl.X.Label.Text = "time from the span's start (s)"
 	pl.Y.Label.Text = "power (W)"
-	pl.Legend.Top = true
-	peak := 0.0
+	peak, first, last := 0.0, math.Min(0, p.Windows[0].Start), p.SpanEnd
 	for _, w := range p.Windows {
+		first, last = min(first, w.Start), max(last, w.End)
 		for _, i := range series {
 			if held(w.Has, i) {
 				peak = max(peak, component(w.Power, i))
 			}
 		}
 	}
-	top := math.Max(1, peak*1.1)
-	span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: p.SpanEnd, Y: 0}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
+	bottom, top := fromZero(0, math.Max(1, peak))
+	span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: bottom}, {X: p.SpanEnd, Y: bottom}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
 	if err != nil {
 		return nil, fmt.Errorf("the span: %w", err)
 	}
@@ -187,7 +273,8 @@ func powerPlot(p Power) (*plot.Plot, error) {
 		pl.Add(l)
 		pl.Legend.Add(name, l)
 	}
-	pl.Y.Min, pl.Y.Max = 0, top
+	pl.Y.Min, pl.Y.Max = bottom, top
+	pl.X.Min, pl.X.Max = padded(first, last)
 	return pl, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
@@ -25,8 +26,12 @@ type Chart func(w io.Writer, f Format, size Size) error
 // Read reads r and returns its picture: a bench's runs, the nodes of a
 // watch over several Macs, or the power over time of a recording or a
 // samples file. What it is comes from the "type" of its first JSON value;
-// anything else is a recording or a samples file.
-func Read(r io.Reader, title string) (Chart, error) {
+// anything else is a recording or a samples file. The title names what
+// was measured: a bench's commands, a watch's nodes, or for a recording
+// or a samples file, which name neither, name: the input's name as the
+// user would share it (its file's, not the path to it).
+func Read(r io.Reader, name string) (Chart, error) {
+	title := "exopower plot: " + name
 	head, r := firstJSON(r)
 	switch head.Type {
 	case "bench":
@@ -34,13 +39,13 @@ func Read(r io.Reader, title string) (Chart, error) {
 		if err := json.NewDecoder(r).Decode(&rep); err != nil {
 			return nil, fmt.Errorf("a bench's JSON: %w", err)
 		}
-		b := benchChart(title, &rep)
+		b := benchChart(&rep)
 		if !slices.ContainsFunc(b.Commands, func(c BenchCommand) bool { return len(c.Energies) > 0 }) {
 			return nil, cli.Fail(errors.New("a bench without a run: nothing to plot"), "plot a bench that made at least one run")
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
-		n, err := readNodeLines(r, title)
+		n, err := readNodeLines(r)
 		if err != nil {
 			return nil, err
 		}
@@ -76,9 +81,13 @@ func recordingChart(r io.Reader, title string) (Chart, error) {
 
 // benchChart is what the plot of a bench shows: each command's runs, the
 // idle Mac's energy over the command's mean duration when there is a
-// baseline, and the comparison in the title.
-func benchChart(title string, rep *bench.Report) Bench {
-	b := Bench{Title: title}
+// baseline, and the commands and their comparison in the title.
+func benchChart(rep *bench.Report) Bench {
+	var names []string
+	for _, r := range rep.Results {
+		names = append(names, r.Command)
+	}
+	b := Bench{Title: "exopower bench: " + listed(names)}
 	least := -1
 	for i, r := range rep.Results {
 		c := BenchCommand{Name: r.Command}
@@ -98,10 +107,16 @@ func benchChart(title string, rep *bench.Report) Bench {
 	}
 	if least >= 0 {
 		r := rep.Results[least]
-		b.Title += fmt.Sprintf("\nleast energy: %s (%s on average)", r.Command, output.Joules(float64(r.EnergyJoules.Mean)))
+		b.Title += fmt.Sprintf("\nleast energy: %s (%s on average)", shortenMiddle(r.Command, 40), output.Joules(float64(r.EnergyJoules.Mean)))
 	}
-	for _, l := range rep.Comparison() {
-		b.Title += "\n" + l
+	// A line each for a few commands; more would leave the data no room.
+	if rep.Reference != nil && len(rep.Results) <= titleComparisons+1 {
+		ref := rep.Results[*rep.Reference]
+		for _, i := range rep.SummaryOrder() {
+			if rel, ok := bench.Relate(ref, rep.Results[i]); ok && i != *rep.Reference {
+				b.Title += fmt.Sprintf("\n%s ran %s %s", shortenMiddle(ref.Command, 32), rel.Than(), shortenMiddle(rep.Results[i].Command, 32))
+			}
+		}
 	}
 	if rep.Baseline == nil {
 		b.Title += "\nno idle baseline (--baseline 0): gross energy only"
@@ -110,6 +125,29 @@ func benchChart(title string, rep *bench.Report) Bench {
 		b.Title += "\ncut short: the runs made by then"
 	}
 	return b
+}
+
+// titleComparisons is how many lines of comparison a bench's title
+// holds at most: with more commands, none, and the JSON has them.
+const titleComparisons = 3
+
+// listed names the things of names in a line of a title: each of up to
+// three, else the first two and how many more, each cut to 32 runes.
+func listed(names []string) string {
+	short := make([]string, len(names))
+	for i, n := range names {
+		short[i] = shortenMiddle(n, 32)
+	}
+	switch n := len(short); {
+	case n == 0:
+		return "no command"
+	case n == 1:
+		return short[0]
+	case n <= 3:
+		return strings.Join(short[:n-1], ", ") + " and " + short[n-1]
+	default:
+		return fmt.Sprintf("%s, %s and %d more", short[0], short[1], n-2)
+	}
 }
 
 // watchLine is a line of watch --node --json: a node's window, a total,
@@ -134,14 +172,14 @@ type nodeLines struct {
 
 // readNodeLines reads the lines of watch --node --json. The totals are
 // left out: they are summed again from the nodes' windows.
-func readNodeLines(r io.Reader, title string) (Nodes, error) {
+func readNodeLines(r io.Reader) (Nodes, error) {
 	nl := nodeLines{byNode: map[string]*NodeSeries{}}
 	dec := json.NewDecoder(r)
 	for k := 1; ; k++ {
 		var l watchLine
 		err := dec.Decode(&l)
 		if err == io.EOF {
-			return nl.chart(title), nil
+			return nl.chart(), nil
 		}
 		if err != nil {
 			return Nodes{}, fmt.Errorf("line %d: not a line of watch --node --json: %v", k, err)
@@ -186,14 +224,20 @@ func (nl *nodeLines) add(l watchLine) error {
 
 // chart puts every node's windows on this Mac's clock, by the offset the
 // summary measured (none without a summary), in seconds from the first
-// window's start, and titles them with the summary's energy.
-func (nl *nodeLines) chart(title string) Nodes {
+// window's start, and titles them with the nodes and the summary's
+// energy.
+func (nl *nodeLines) chart() Nodes {
+	var names []string
+	for _, s := range nl.series {
+		names = append(names, s.Name)
+	}
+	title := fmt.Sprintf("exopower watch: %s", listed(names))
 	offsets := map[string]float64{}
 	if nl.summary != nil {
 		for _, n := range nl.summary.Nodes {
 			offsets[n.Node] = float64(n.ClockOffsetSeconds)
 		}
-		title += fmt.Sprintf("\nwatch: %d nodes, %s over %.4g s, %s on average", len(nl.summary.Nodes),
+		title += fmt.Sprintf("\n%d nodes, %s over %.4g s, %s on average", len(nl.summary.Nodes),
 			output.Joules(float64(nl.summary.EnergyJoules.Total)), float64(nl.summary.DurationSeconds),
 			output.Watts(float64(nl.summary.AvgPowerWatts.Total)))
 	} else {

@@ -20,7 +20,7 @@ func TestANodesWindowsThatAbutStayJoined(t *testing.T) {
 				end, windows[i], node)
 		}
 	}
-	n, err := readNodeLines(strings.NewReader(lines.String()), "t")
+	n, err := readNodeLines(strings.NewReader(lines.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +33,34 @@ func TestANodesWindowsThatAbutStayJoined(t *testing.T) {
 	}
 	if total := Total(n.Series); len(total) != 1 || total[0].Watts != 20 {
 		t.Errorf("the total is %v, want one step of 20 W", total)
+	}
+}
+
+// A picture is shared: its title names what was measured (a bench's
+// commands, a watch's nodes), never the path of the file it was drawn
+// from, which is the user's own.
+func TestATitleNamesWhatWasMeasuredNotThePath(t *testing.T) {
+	bench := `{"schema_version":1,"type":"bench","complete":true,"reference":0,"results":[` +
+		`{"command":"sleep 0.1","runs":[{"energy_joules":{"total":1}}],"energy_joules":{"mean":1,"stddev":null,"median":1,"min":1,"max":1}},` +
+		`{"command":"sleep 0.3","runs":[{"energy_joules":{"total":3}}],"energy_joules":{"mean":3,"stddev":null,"median":3,"min":3,"max":3}}]}`
+	watch := `{"schema_version":1,"type":"sample","time":"2026-01-02T03:04:05Z","window_seconds":0.1,"power_watts":{"total":1},"node":"mac1"}` + "\n" +
+		`{"schema_version":1,"type":"sample","time":"2026-01-02T03:04:05Z","window_seconds":0.1,"power_watts":{"total":2},"node":"mac2"}` + "\n"
+	for _, tc := range []struct{ input, want string }{
+		{bench, "exopower bench: sleep 0.1 and sleep 0.3"},
+		{watch, "exopower watch: mac1 and mac2"},
+	} {
+		chart, err := Read(strings.NewReader(tc.input), "b.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf strings.Builder
+		if err := chart(&buf, SVG, Size{Width: 800, Height: 400}); err != nil {
+			t.Fatal(err)
+		}
+		texts, _ := svgOf(t, []byte(buf.String()))
+		all := strings.Join(texts, "\n")
+		if !strings.Contains(all, tc.want) || strings.Contains(all, "b.json") {
+			t.Errorf("texts %q: want %q, and not the file's name", texts, tc.want)
+		}
 	}
 }
