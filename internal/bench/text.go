@@ -94,6 +94,11 @@ func (t *Text) Summary(rep *Report) error {
 		t.warn(r.Command, r.Warnings)
 	}
 	t.warn("", rep.Warnings)
+	if r := rep.Reference; r != nil && rep.Results[*r].EnergyJoules != nil && !(rep.Results[*r].EnergyJoules.Mean > 0) {
+		// As hyperfine says of times of zero: a ratio to nothing is none.
+		t.warn("", []string{fmt.Sprintf("%s used 0 J on average, less than the source counts: there is no ratio to it; "+
+			"more work per run would give one", rep.Results[*r].Command)})
+	}
 	if !rep.Complete {
 		t.warn("", []string{"the bench was cut short: these are the runs made by then"})
 	}

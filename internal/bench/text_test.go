@@ -136,3 +136,22 @@ func TestTheNetEnergyComesAfterTheClosingBaseline(t *testing.T) {
 		}
 	}
 }
+
+// A reference that used 0 J on average (runs shorter than the source's
+// smallest count) has no ratio to it: no line of infinite ratio, and a
+// warning that says why, as hyperfine says of times of zero.
+func TestAReferenceOfNoEnergyHasNoRatio(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{{Command: "true", Runs: []Run{runOf(0, 1), runOf(0, 1)}}, {Command: "b", Runs: []Run{runOf(1, 1), runOf(2, 1)}}}
+	rep.Finish(-1)
+	var out, errs bytes.Buffer
+	if err := NewText(&out, &errs, plain(), plain()).Summary(rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "Summary") || strings.Contains(out.String(), "Inf") || rep.Results[1].RelativeEnergy != nil {
+		t.Errorf("a ratio to nothing: relative %v\n%s", rep.Results[1].RelativeEnergy, out.String())
+	}
+	if !strings.Contains(errs.String(), "exopower: warning: true used 0 J on average, less than the source counts: there is no ratio to it") {
+		t.Errorf("stderr %q", errs.String())
+	}
+}
