@@ -22,6 +22,21 @@ class Exopower < Formula
     system "go", "build", *std_go_args(ldflags:), "./cmd/exopower"
     generate_completions_from_executable(bin/"exopower", "completion")
     man1.install Dir["man/*.1"]
+    # Prometheus's rules and alerts (with their promtool unit tests) and
+    # the Grafana dashboard, for the machines that watch the fleet.
+    (pkgshare/"prometheus").install "deploy/prometheus/rules.yml", "deploy/prometheus/alerts.yml",
+                                    "deploy/prometheus/rules_test.yml"
+    (pkgshare/"grafana").install "deploy/grafana/exopower.json"
+  end
+
+  def caveats
+    <<~EOS
+      Prometheus rules and alerts for exopower serve, and a Grafana dashboard:
+        #{opt_pkgshare}/prometheus/rules.yml
+        #{opt_pkgshare}/prometheus/alerts.yml
+        #{opt_pkgshare}/grafana/exopower.json
+      Name the first two in Prometheus's rule_files; import the third into Grafana.
+    EOS
   end
 
   # powermetrics needs root: the service runs as a LaunchDaemon, serving on
@@ -47,7 +62,7 @@ class Exopower < Formula
     end
     (testpath/"two.plist").write(window.call(1) + window.call(2))
     output = shell_output("#{bin}/exopower report --json #{testpath}/two.plist")
-    assert_match '"energy_joules":{"total":1.4,"cpu":1,"gpu":0.4,"ane":0}', output
+    assert_match '"energy_joules":{"total":1.4,"cpu":1,"gpu":0.4,"ane":0,"dram":null,"system":null}', output
     assert_match(/^exopower v#{Regexp.escape(version.to_s)}$/, shell_output("#{bin}/exopower --version")) unless version.head?
   end
 end
