@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -257,51 +256,8 @@ func percentOff(got, want float64) float64 { return (got - want) / want * 100 }
 // It is stopped when the test ends.
 func startPrometheus(t *testing.T, prometheus string, targets []string) string {
 	t.Helper()
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: exopower\n    static_configs:\n      - targets: ['%s']\n",
-		strings.Join(targets, "', '"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	var log bytes.Buffer
-	cmd := exec.Command(prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(time.Minute): // a hang guard only
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(time.Minute) // a hang guard only
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("prometheus ended before it was ready: %v\n%s", err, log.String())
-		default:
-		}
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after a minute:\n%s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return startPrometheusWith(t, prometheus, fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: exopower\n    static_configs:\n      - targets: ['%s']\n",
+		strings.Join(targets, "', '")))
 }
 
 // freeAddr returns a loopback address with a port that was free a moment
