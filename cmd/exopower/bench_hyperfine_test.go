@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/heavytest"
 )
 
 // hyperfineScripts holds hyperfine's scripts, copied unchanged (see its
@@ -51,8 +53,9 @@ func needPython(t *testing.T) string {
 // Every script of hyperfine's scripts/ reads what exopower bench
 // --export-json writes as it reads hyperfine's own: each runs with its
 // usual arguments, exits 0 and writes its picture or its report.
-func TestHyperfinesScriptsReadExopowersExports(t *testing.T) {
-	t.Parallel() // the benches wait on the fake in real time
+func TestHeavyHyperfinesScriptsReadExopowersExports(t *testing.T) {
+	t.Parallel()      // the benches wait on the fake in real time
+	heavytest.Skip(t) // its time goes to Prometheus or Python and to exopower's processes: .ci/run runs it without the race detector
 	python := needPython(t)
 	scripts, err := filepath.Abs(hyperfineScripts)
 	if err != nil {
