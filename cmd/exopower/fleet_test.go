@@ -42,22 +42,6 @@ var (
 	integrationMD = filepath.Join("..", "..", "docs", "integration.md")
 )
 
-// needProgram returns the path of a program a test runs, as needTool
-// does: a skip without it, a failure under CI, which has it.
-func needProgram(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	switch {
-	case err == nil:
-		return path
-	case os.Getenv("CI") != "":
-		t.Fatalf("CI is set, and in CI the tests that need %s run, not skip: %v (install it on the machine that runs .ci/run)", name, err)
-	default:
-		t.Skipf("%s not found: %v", name, err)
-	}
-	return ""
-}
-
 // promtool check rules and promtool test rules pass on deploy/prometheus:
 // the rules parse, and their unit tests (rules_test.yml: input series, the
 // alerts that must and must not fire, the recording rules' values) hold.
@@ -806,7 +790,7 @@ func openSpans(t *testing.T, s *served) float64 {
 // fails still ends both spans, and the example exits with Python's error.
 func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	t.Parallel()
-	python := needProgram(t, "python3")
+	python := needTool(t, "python3")
 	script := filepath.Join(t.TempDir(), "joules.py")
 	if err := os.WriteFile(script, []byte(docExample(t, "python")), 0o644); err != nil {
 		t.Fatal(err)
@@ -888,8 +872,8 @@ func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 // all the same, and the example exits with curl's status for it (22).
 func TestTheCurlExampleMeasuresARequest(t *testing.T) {
 	t.Parallel()
-	sh := needProgram(t, "sh")
-	needProgram(t, "curl")
+	sh := needTool(t, "sh")
+	needTool(t, "curl")
 	script := filepath.Join(t.TempDir(), "joules.sh")
 	if err := os.WriteFile(script, []byte(docExample(t, "curl")), 0o644); err != nil {
 		t.Fatal(err)

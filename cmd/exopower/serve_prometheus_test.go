@@ -37,9 +37,9 @@ func needTool(t *testing.T, name string) string {
 	case err == nil:
 		return path
 	case os.Getenv("CI") != "":
-		t.Fatalf("CI is set, and in CI the tests that need %s run, not skip: %v (bash .ci/run installs Debian's prometheus package, which has it)", name, err)
+		t.Fatalf("CI is set, and in CI the tests that need %s run, not skip: %v (bash .ci/run installs the Debian package that has it)", name, err)
 	default:
-		t.Skipf("%s not found (Debian's prometheus package has it; bash .ci/run installs it): %v", name, err)
+		t.Skipf("%s not found (bash .ci/run installs the Debian package that has it): %v", name, err)
 	}
 	return ""
 }
