@@ -26,13 +26,19 @@ func authenticated(r *http.Request) bool {
 	return ok
 }
 
-// gate lets a request through to next as the web config in force says,
-// read as it is now: with a password when it sets users (401 without);
+// gate lets a request through to next as the web config in force says
+// (webConfig.load): with a password when it sets users (401 without);
 // without one otherwise, from this machine only while the file cannot be
 // used, and to one of this machine's names only (Host).
 func (s *Server) gate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := s.web.load()
+		if st.cfg != nil && st.cfg.TLSConfig.IsEnabled() && !s.web.tls {
+			// Passwords would go in clear text, which the file says
+			// they must not: serve takes TLS only at its start.
+			fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the web config %s sets TLS, and serve speaks plain HTTP until it is started again: start serve again to serve TLS", s.web.path))
+			return
+		}
 		if st.limiter != nil && !st.limiter.Allow() {
 			fail(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests: the web config %s allows %v a request (rate_limit), %d at once", s.web.path, st.cfg.RateLimiterConfig.Interval, st.cfg.RateLimiterConfig.Burst))
 			return
@@ -44,20 +50,34 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		switch {
 		case st.users():
-			if !s.web.password(st.cfg, r) {
-				w.Header().Set("WWW-Authenticate", "Basic")
-				fail(w, http.StatusUnauthorized, "a user and password of the web config (--web.config.file) are needed")
+			ok, busy := s.web.password(st, r)
+			if busy {
+				w.Header().Set("Retry-After", "1")
+				fail(w, http.StatusServiceUnavailable, fmt.Sprintf("%d passwords are being checked (bcrypt, one at a time), the most there may be: try again in a second", MaxPasswordChecks))
+				return
+			}
+			if !ok {
+				msg := "a user and password of the web config (--web.config.file) are needed"
+				if st.kept && loopback(r) {
+					msg += fmt.Sprintf(" (the web config %s %s: its last users stay in force until it is fixed)", s.web.path, st.fault)
+				}
+				if !s.pageOfAnotherName(r) {
+					w.Header().Set("WWW-Authenticate", "Basic")
+				}
+				fail(w, http.StatusUnauthorized, msg)
 				return
 			}
 			// A client with a password may name serve as it likes:
 			// Prometheus scrapes by DNS names.
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, true)))
 			return
-		case st.problem != "" && !loopback(r):
+		case st.fault != "" && !loopback(r):
 			// 503 rather than 401 or 403: nothing the client can send
 			// would do, and the fault is serve's file, which may be
-			// mid-save; Prometheus marks the target down meanwhile.
-			fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the web config %s %s; serve answers this machine only until the file is fixed (it reads it at every request)", s.web.path, st.problem))
+			// mid-save; Prometheus marks the target down meanwhile. What
+			// is wrong may quote the file (a password put in the wrong
+			// place): serve's log says it, and this machine's clients.
+			fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the web config %s cannot be used (serve's log says why); serve answers this machine only until the file is fixed (it reads it at every request)", s.web.path))
 			return
 		}
 		if !s.ownHost(r.Host) {
@@ -66,6 +86,17 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// pageOfAnotherName reports whether r comes from a web page (its browser
+// says so in Sec-Fetch-Site) and names serve by a name not of this
+// machine's: a page whose name its DNS rebinds to 127.0.0.1, which must
+// not have the browser ask its user for serve's password under that
+// name. Programs send no Sec-Fetch-Site, nor does a browser at a URL its
+// user typed ("none").
+func (s *Server) pageOfAnotherName(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site != "" && site != "none" && !s.ownHost(r.Host)
 }
 
 // hostnames are the names of this machine that a request without a
@@ -112,9 +143,9 @@ var simpleTypes = []string{"text/plain", "application/x-www-form-urlencoded", "m
 // crossOrigin says why r, a request for spans or the stream, comes from
 // a web page of another origin, or "" when it does not. A POST is
 // checked by net/http's CrossOriginProtection (Sec-Fetch-Site, else
-// Origin against Host) and for the content types of a form; a GET of the
-// stream, which holds a place among the spans, by the same headers, as
-// CrossOriginProtection lets every GET through.
+// Origin against Host) and for the content types of a form; a GET of a
+// span or of the stream (which holds a place among the spans) by the
+// same headers, as CrossOriginProtection lets every GET through.
 func (s *Server) crossOrigin(r *http.Request) string {
 	const how = "a web page of another origin may not open, read or end spans, nor hold a stream; programs send no Origin or Sec-Fetch-Site, and a browser-based tool must be served from serve's own origin, through a reverse proxy that gives a password (--web.config.file)"
 	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
@@ -130,9 +161,9 @@ func (s *Server) crossOrigin(r *http.Request) string {
 		}
 		return ""
 	}
-	if r.URL.Path != "/v1/windows" {
-		return ""
-	}
+	// A GET of a span or of the stream. The browser would keep a span's
+	// reading from the page (serve sends no CORS headers), but a stream
+	// holds a place, and no page of another origin needs either.
 	if site == "cross-site" || site == "same-site" {
 		return fmt.Sprintf("a request of another site (Sec-Fetch-Site %q): %s", site, how)
 	}

@@ -217,10 +217,16 @@ func reply(w http.ResponseWriter, code int, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// fail answers code with msg in JSON, and closes the connection after
+// it: no client keeps a connection, and with it one of the
+// --web.max-connections, by being refused (a 401 kept it open for
+// another try), and a client that was served something else opens
+// another. Over HTTP/2, net/http sends GOAWAY for it.
 func fail(w http.ResponseWriter, code int, msg string) {
 	b, _ := json.Marshal(wire.Error{Error: msg, Status: code})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 }

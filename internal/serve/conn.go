@@ -1,11 +1,11 @@
 package serve
 
 import (
+	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Limits of the connections and their requests.
@@ -25,19 +25,30 @@ const (
 	// hours of lines before a write waited, and so before the stream's
 	// write deadline could drop it.
 	SendBuffer = 16 << 10
+	// IdleTimeout is how long a connection is kept between requests.
+	IdleTimeout = 75 * time.Second
 )
 
 // HTTPServer returns the http.Server that serves s's Handler, with the
 // timeouts and limits that docs/json.md states; grace is how long past
 // one interval the end of a span waits for the window that covers it.
 func (s *Server) HTTPServer(grace time.Duration) *http.Server {
+	var errs *log.Logger // net/http's own: the standard logger
+	if s.cfg.Log != nil {
+		// A failed handshake, say, in serve's log with the rest.
+		errs = log.New(s.cfg.Log, "exopower serve: ", 0)
+	}
 	return &http.Server{
+		ErrorLog:          errs,
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// The end of a span waits up to an interval and the grace.
 		WriteTimeout: s.cfg.Interval + grace + 10*time.Second,
-		IdleTimeout:  2 * time.Minute,
+		// Longer than Prometheus's default scrape interval (1m), so that
+		// its connection is kept between scrapes; an idle connection
+		// makes room at the cap (Listener) however long it may idle.
+		IdleTimeout: IdleTimeout,
 		// net/http reads 4096 bytes beyond MaxHeaderBytes before it
 		// answers 431 (room for its buffered reader): without them, the
 		// limit is what MaxHeaderBytes says.
@@ -45,12 +56,126 @@ func (s *Server) HTTPServer(grace time.Duration) *http.Server {
 	}
 }
 
-// Listen wraps ln as serve listens: at most max connections at once (the
-// next waits to be accepted, as with Prometheus's --web.max-connections,
-// rather than being refused), each with a send buffer of SendBuffer
-// bytes.
-func Listen(ln net.Listener, max int) net.Listener {
-	return netutil.LimitListener(smallSends{ln}, max)
+// Listener is a listener as serve listens: at most max connections at
+// once, each with a send buffer of SendBuffer bytes. At the cap, the next
+// connection waits to be served (as with Prometheus's
+// --web.max-connections, the rest in the kernel's queue) rather than
+// being refused, and the connection idle the longest between requests is
+// closed to make room for it: otherwise clients that keep connections
+// alive would hold every place while Prometheus waited in the queue until
+// its scrape timed out. A connection opened and silent is not closed for
+// it: a request may be on its way (a burst of them would close one
+// another), and it ends at ReadHeaderTimeout. Server.Serve tracks the
+// connections' states (http.Server.ConnState).
+type Listener struct {
+	net.Listener
+	places chan struct{} // one per connection held
+	done   chan struct{} // closed with the listener
+	close  sync.Once
+	wake   chan struct{} // a connection went idle: one may make room
+
+	mu   sync.Mutex
+	idle map[net.Conn]time.Time // connections idle between requests, since when
+}
+
+// Listen wraps ln as serve listens, with at most max connections at once.
+func Listen(ln net.Listener, max int) *Listener {
+	return &Listener{
+		Listener: smallSends{ln},
+		places:   make(chan struct{}, max),
+		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		idle:     map[net.Conn]time.Time{},
+	}
+}
+
+// Accept takes the next connection, and waits for a place for it: at
+// the cap, the connection idle the longest is closed to make one, or,
+// when none is idle, the next to become idle.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.place(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &placed{Conn: c, l: l}, nil
+}
+
+// place takes a place for a connection, closing idle ones at the cap
+// until one is free.
+func (l *Listener) place() error {
+	for {
+		select {
+		case l.places <- struct{}{}:
+			return nil
+		case <-l.done:
+			return net.ErrClosed
+		default:
+		}
+		l.closeIdlest()
+		select {
+		case l.places <- struct{}{}:
+			return nil
+		case <-l.wake:
+		case <-l.done:
+			return net.ErrClosed
+		}
+	}
+}
+
+// Close closes the listener; Accept then returns net.ErrClosed.
+func (l *Listener) Close() error {
+	l.close.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// track is the http.Server's ConnState: it notes which connections are
+// idle between requests, and since when.
+func (l *Listener) track(c net.Conn, state http.ConnState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state != http.StateIdle {
+		delete(l.idle, c)
+		return
+	}
+	l.idle[c] = time.Now()
+	select {
+	case l.wake <- struct{}{}:
+	default: // a wake is pending: Accept will look at every idle connection
+	}
+}
+
+// closeIdlest closes the connection idle the longest, if one is idle.
+func (l *Listener) closeIdlest() {
+	l.mu.Lock()
+	var idlest net.Conn
+	var since time.Time
+	for c, t := range l.idle {
+		if idlest == nil || t.Before(since) {
+			idlest, since = c, t
+		}
+	}
+	delete(l.idle, idlest)
+	l.mu.Unlock()
+	if idlest != nil {
+		idlest.Close()
+	}
+}
+
+// placed is a connection that holds a place until it is closed.
+type placed struct {
+	net.Conn
+	l    *Listener
+	once sync.Once
+}
+
+func (c *placed) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { <-c.l.places })
+	return err
 }
 
 // smallSends sets each accepted TCP connection's send buffer to

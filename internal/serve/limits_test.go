@@ -141,7 +141,7 @@ func TestSpansAreServedToThisMachineOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var cfg Config
 			if tt.passwords {
-				cfg.WebConfigFile = writeWebConfig(t, usersLine(t, "prom", "s3cret"))
+				cfg.Web = loadWebConfig(t, writeWebConfig(t, usersLine(t, "prom", "s3cret")))
 			}
 			s, _ := offline(t, newClock(), cfg)
 			h := s.Handler()

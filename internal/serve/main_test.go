@@ -214,6 +214,16 @@ func writeWebConfig(t testing.TB, lines ...string) string {
 	return path
 }
 
+// loadWebConfig checks the web config at path as serve's start does.
+func loadWebConfig(t testing.TB, path string) *WebConfig {
+	t.Helper()
+	wc, err := LoadWebConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wc
+}
+
 // usersLine is a web config's basic_auth_users for one user and password,
 // hashed at bcrypt's lowest cost, which is quick to check.
 func usersLine(t testing.TB, user, password string) string {

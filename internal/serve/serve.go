@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -53,16 +54,23 @@ type Config struct {
 	// published as a count from the start, so that rate() over them
 	// needs no first failure.
 	Reasons []string
-	// WebConfigFile is the Prometheus web config (--web.config.file), or
-	// "" for none: read again at every request. While it sets
+	// Web is the Prometheus web config (--web.config.file) as serve's
+	// start checked it (LoadWebConfig), or nil for none. Whether serve
+	// speaks TLS is its say, for as long as serve runs; the file is read
+	// again at every request. While the config in force sets
 	// basic_auth_users, every request needs a password, and spans are
 	// served to every client that gives one; otherwise to this machine
-	// only, and only to a Host that names this machine.
-	WebConfigFile string
+	// only, and only to a Host that names this machine. Once a config
+	// with users has been in force, its users stay in force while the
+	// file cannot be used or sets none.
+	Web *WebConfig
 	// BeyondLoopback says that serve listens beyond this machine: a web
 	// config that sets no passwords is then a fault, and other machines
 	// are refused until it sets them again.
 	BeyondLoopback bool
+	// Log is serve's log (its stderr): what is wrong with the web config,
+	// as it is found and when it is put right. nil: none.
+	Log io.Writer
 	// Hostnames are this machine's names (os.Hostname's) that a request
 	// without a password may give as its Host, besides localhost and the
 	// loopback addresses; the .local form of each is taken too.
@@ -102,7 +110,7 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), spans: map[string]*openSpan{},
-		web:   &webConfig{path: cfg.WebConfigFile, beyond: cfg.BeyondLoopback},
+		web:   newWebConfig(cfg.Web, cfg.BeyondLoopback, cfg.Log),
 		hosts: hostnames(cfg.Hostnames),
 		cop:   http.NewCrossOriginProtection(),
 	}

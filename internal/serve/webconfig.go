@@ -6,91 +6,226 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 
+	"github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
+
+	"github.com/exopower/exopower/internal/access"
 )
 
-// webConfig is the Prometheus web config file (--web.config.file) as it
-// is at each request: passwords set, changed or taken away under a
-// running serve count from the next request. exporter-toolkit reads the
-// file at every request too, but its handler answers 500 to every client
-// when the file cannot be parsed, and lets every client in when it is
-// empty, as an editor leaves it mid-save; serve reads it itself, so that
-// both fail closed for other machines while this machine is served on,
-// and so that the checks of Host and of spans know whether this request
-// gave a password.
-type webConfig struct {
-	path   string
-	beyond bool // serve listens beyond loopback
+// Limits of the web config and of the password checks.
+const (
+	// MaxWebConfigBytes bounds the web config file and each file it
+	// names (certificate, key, client CAs): a larger one is a fault of
+	// the file, not something to read without end (a link to
+	// /dev/zero is not a regular file, and is refused before that).
+	MaxWebConfigBytes = 1 << 20
+	// MaxPasswordChecks bounds the password checks (bcrypt, tens to
+	// hundreds of milliseconds each, one at a time) running or waiting
+	// at once; one more is answered 503 at once, so that a flood of
+	// wrong guesses holds no answer up for longer than these take.
+	MaxPasswordChecks = 8
+	// cacheSize bounds the passwords remembered as right, as
+	// exporter-toolkit bounds its cache.
+	cacheSize = 100
+)
 
-	mu   sync.Mutex
-	last *webState // of the bytes last read, once checked
-
-	// checked remembers bcrypt's verdicts, which take tens of
-	// milliseconds each, by a hash of the user, the password's hash and
-	// the password given; bcryptMu runs one comparison at a time. Both as
-	// exporter-toolkit does.
-	checkedMu sync.Mutex
-	checked   map[[sha256.Size]byte]bool
-	bcryptMu  sync.Mutex
-
-	tlsMu   sync.Mutex
-	lastTLS *tls.Config // the last TLS config that loaded
+// WebConfig is a Prometheus web config file (--web.config.file) as
+// serve's start read and checked it. serve decides from it, once, whether
+// it speaks TLS; its users are the last good ones until the file sets
+// others.
+type WebConfig struct {
+	path  string
+	state *webState
+	tls   *tls.Config // built from it when it sets TLS
 }
 
-// webState is what one reading of the web config says.
+// LoadWebConfig reads and checks the web config at path as exporter-
+// toolkit's own check does (strict YAML, its headers, bcrypt hashes, the
+// TLS files), reading only regular files and at most
+// MaxWebConfigBytes of each. A path of "" is no web config: nil.
+func LoadWebConfig(path string) (*WebConfig, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st := check(path, b, false)
+	if len(bytes.TrimSpace(b)) == 0 {
+		// An empty file sets nothing, as exporter-toolkit takes it: no
+		// passwords, no TLS. Under a running serve, it is a fault (a
+		// save under way), but nothing was in force before it here.
+		c, _ := parseWebConfig(path, b)
+		st = &webState{raw: b, cfg: c}
+	}
+	if st.cfg == nil {
+		return nil, st.err
+	}
+	wc := &WebConfig{path: path, state: st}
+	if st.cfg.TLSConfig.IsEnabled() {
+		if wc.tls, err = buildTLS(&st.cfg.TLSConfig); err != nil {
+			return nil, err
+		}
+	}
+	return wc, nil
+}
+
+// Users is how many users the web config lets in with a password.
+func (w *WebConfig) Users() int {
+	if w == nil {
+		return 0
+	}
+	return len(w.state.cfg.Users)
+}
+
+// TLS reports whether the web config sets TLS, and so whether serve
+// speaks it for as long as it runs.
+func (w *WebConfig) TLS() bool { return w != nil && w.tls != nil }
+
+// webConfig is the web config in force at each request: the file as it
+// is now, read again at every request (exporter-toolkit reads it at
+// every request too), or, while the file cannot be used, the last one
+// that set users. exporter-toolkit's handler answers 500 to every client
+// while the file cannot be parsed, and lets every client in while it is
+// empty, as `cat new > web.yml` leaves it for a moment; serve keeps the
+// last users instead, so that a save neither locks Prometheus out nor
+// lets anyone in. Only a serve that has never had users serves this
+// machine without a password while the file cannot be used.
+type webConfig struct {
+	path   string
+	beyond bool      // serve listens beyond loopback
+	tls    bool      // serve speaks TLS: its start's web config set it
+	http2  bool      // over TLS, HTTP/2 too: its start's web config did not turn it off
+	log    io.Writer // serve's log, for what is wrong with the file
+
+	mu   sync.Mutex
+	last *webState // of the bytes last read
+	// good is the last config that set users: in force while the file
+	// cannot be used, or sets no users (a save cut short may leave a
+	// file whose users are yet to come).
+	good *webState
+	said string // the file's fault last logged, "" when none
+
+	// ok remembers the passwords found right, by a hash of the user, the
+	// password's hash and the password given, so that Prometheus's
+	// scrapes do not wait on bcrypt; a wrong guess is never remembered,
+	// so that guesses cannot push a right password out. checks counts
+	// the comparisons running or waiting, bcryptMu runs one at a time.
+	okMu     sync.Mutex
+	ok       map[[sha256.Size]byte]bool
+	checks   atomic.Int32
+	bcryptMu sync.Mutex
+	compare  func(hash, password []byte) error // bcrypt's, but in tests
+
+	tlsMu   sync.Mutex
+	lastTLS *tls.Config // the last TLS config built, served while the file cannot be used
+	saidTLS string
+}
+
+func newWebConfig(start *WebConfig, beyond bool, log io.Writer) *webConfig {
+	if log == nil {
+		log = io.Discard
+	}
+	wc := &webConfig{beyond: beyond, log: log, compare: bcrypt.CompareHashAndPassword}
+	if start != nil {
+		wc.path, wc.last = start.path, start.state
+		if len(start.state.cfg.Users) > 0 {
+			wc.good = start.state
+		}
+		wc.tls, wc.lastTLS = start.tls != nil, start.tls
+		wc.http2 = start.state.cfg.HTTPConfig.HTTP2
+	}
+	return wc
+}
+
+// webState is what one reading of the web config says, or the config in
+// force after it.
 type webState struct {
 	raw []byte
-	// cfg is the config; nil when the file cannot be used.
+	// cfg is the config in force; nil when there is none (no file, or
+	// one that cannot be used while no config with users was ever in
+	// force).
 	cfg *web.Config
-	// problem says what is wrong with the file, for other machines'
-	// requests, which it refuses; "" when nothing is.
-	problem string
+	// fault says what is wrong with the file as it is now, after "the
+	// web config PATH": for serve's log and this machine's clients only,
+	// as it may quote the file. "" when nothing is.
+	fault string
+	err   error // the fault as an error, for serve's start
+	// kept says that cfg is the last good config, kept while the file
+	// is at fault.
+	kept    bool
 	limiter *rate.Limiter
+	// decoy is the hash compared for a user the config does not know: a
+	// user's hash of the highest cost among them, so that the time of an
+	// answer does not tell which users exist.
+	decoy []byte
 }
 
 // users reports whether the config in force demands a password.
 func (st *webState) users() bool { return st.cfg != nil && len(st.cfg.Users) > 0 }
 
-// cacheSize bounds the verdicts remembered, as exporter-toolkit's does.
-const cacheSize = 100
-
-// fakeHash is compared with the password of a user the config does not
-// know, so that the time of an answer does not tell which users exist:
-// exporter-toolkit's, a bcrypt hash of "fakepassword".
-const fakeHash = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
-
-// WebConfigUsers checks a web config file as exporters do (exporter-
-// toolkit's own check) and counts the users it lets in with a password.
-func WebConfigUsers(path string) (int, error) {
-	if path == "" {
-		return 0, nil
-	}
-	if err := web.Validate(path); err != nil {
-		return 0, err
-	}
-	b, err := os.ReadFile(path)
+// readFile reads the file at path, only if it is a regular file (a FIFO
+// would block the open, a device the read, for good) and at most
+// MaxWebConfigBytes of it.
+func readFile(path string) ([]byte, error) {
+	f, err := access.Open(path, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	c, err := parseWebConfig(path, b)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxWebConfigBytes+1))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(c.Users), nil
+	if len(b) > MaxWebConfigBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes: no web config or file it names is", path, MaxWebConfigBytes)
+	}
+	return b, nil
 }
 
-// parseWebConfig reads b as exporter-toolkit reads a web config: strictly,
-// with its defaults, the paths in it relative to the file's directory.
+// faultOf says what err, of reading the file, is, after "the web config
+// PATH", which names the path already.
+func faultOf(err error) string {
+	var nf *access.NotFileError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &nf):
+		return "is " + nf.What + ", not a file"
+	case errors.As(err, &pe):
+		return "cannot be read: " + pe.Err.Error()
+	}
+	return "cannot be read: " + err.Error()
+}
+
+// extraHTTPHeaders are the headers a web config may set, and the values
+// it may give them (any, when none are listed): exporter-toolkit's, which
+// it keeps to itself.
+var extraHTTPHeaders = map[string][]string{
+	"Strict-Transport-Security": nil,
+	"X-Content-Type-Options":    {"nosniff"},
+	"X-Frame-Options":           {"deny", "sameorigin"},
+	"X-XSS-Protection":          nil,
+	"Content-Security-Policy":   nil,
+}
+
+// parseWebConfig reads b, the bytes of the web config at path, as
+// exporter-toolkit reads and checks a web config: strictly, with its
+// defaults, its headers and bcrypt hashes checked, the paths in it
+// relative to the file's directory. The TLS files are not read.
 func parseWebConfig(path string, b []byte) (*web.Config, error) {
 	c := &web.Config{
 		TLSConfig:  web.TLSConfig{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13},
@@ -99,129 +234,244 @@ func parseWebConfig(path string, b []byte) (*web.Config, error) {
 	if err := yaml.UnmarshalStrict(b, c); err != nil {
 		return nil, err
 	}
+	for k, v := range c.HTTPConfig.Header {
+		values, ok := extraHTTPHeaders[k]
+		if !ok {
+			return nil, fmt.Errorf("HTTP header %q can not be configured", k)
+		}
+		if len(values) > 0 && !slices.Contains(values, v) {
+			return nil, fmt.Errorf("invalid value for %s. Expected one of: %q, but got: %q", k, values, v)
+		}
+	}
+	for _, hash := range c.Users {
+		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+			return nil, err
+		}
+	}
 	c.TLSConfig.SetDirectory(filepath.Dir(path))
 	return c, nil
 }
 
-// load reads the file and says what it holds now. A file unchanged since
-// the last request is not checked again.
-func (wc *webConfig) load() *webState {
-	if wc.path == "" {
-		return &webState{}
-	}
-	b, err := os.ReadFile(wc.path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is said already
-		}
-		return &webState{problem: "cannot be read: " + err.Error()}
-	}
-	wc.mu.Lock()
-	defer wc.mu.Unlock()
-	if wc.last != nil && bytes.Equal(b, wc.last.raw) {
-		return wc.last
-	}
-	st, settled := wc.check(b)
-	if settled {
-		wc.last = st
-	}
-	return st
-}
-
-// check says what the bytes b of the file hold, and whether they are
-// what the file still holds, so that the verdict may be kept for them.
-func (wc *webConfig) check(b []byte) (*webState, bool) {
+// check says what the bytes b of the web config at path hold; beyond
+// says that serve listens beyond loopback.
+func check(path string, b []byte, beyond bool) *webState {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return &webState{raw: b, problem: "is empty"}, true
+		return &webState{raw: b, fault: "is empty"}
 	}
-	// exporter-toolkit's own check (its YAML, its headers, bcrypt hashes,
-	// the TLS files) reads the file by its name: it holds for b only if
-	// the file still holds b after it.
-	verr := web.Validate(wc.path)
-	if now, err := os.ReadFile(wc.path); err != nil || !bytes.Equal(now, b) {
-		return &webState{problem: "changed while it was read (is it being written?)"}, false
-	}
-	if verr != nil {
-		return &webState{raw: b, problem: "cannot be used: " + verr.Error()}, true
-	}
-	c, err := parseWebConfig(wc.path, b)
+	c, err := parseWebConfig(path, b)
 	if err != nil {
-		return &webState{raw: b, problem: "cannot be used: " + err.Error()}, true
+		return &webState{raw: b, fault: "cannot be used: " + err.Error(), err: err}
 	}
 	st := &webState{raw: b, cfg: c}
-	if len(c.Users) == 0 && wc.beyond {
-		st.problem = "sets no basic_auth_users, and serve listens beyond this machine"
+	if len(c.Users) == 0 && beyond {
+		st.fault = "sets no basic_auth_users, and serve listens beyond this machine"
 	}
 	if rl := c.RateLimiterConfig; rl.Interval != 0 {
 		st.limiter = rate.NewLimiter(rate.Every(rl.Interval), rl.Burst)
 	}
-	return st, true
+	cost := -1
+	for _, user := range slices.Sorted(maps.Keys(c.Users)) {
+		hash := []byte(c.Users[user])
+		if n, _ := bcrypt.Cost(hash); n > cost {
+			cost, st.decoy = n, hash
+		}
+	}
+	return st
 }
 
-// password reports whether r gives the password of a user of c, checked
-// as exporter-toolkit checks it.
-func (wc *webConfig) password(c *web.Config, r *http.Request) bool {
-	user, pass, ok := r.BasicAuth()
-	if !ok {
-		return false
+// read reads the file and says what it holds now. Bytes unchanged since
+// the last request are not checked again.
+func (wc *webConfig) read() *webState {
+	b, err := readFile(wc.path)
+	if err != nil {
+		return &webState{fault: faultOf(err)}
 	}
-	hash, known := c.Users[user]
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	if wc.last == nil || !bytes.Equal(b, wc.last.raw) {
+		wc.last = check(wc.path, b, wc.beyond)
+	}
+	return wc.last
+}
+
+// load says which config is in force for a request now: the file's,
+// unless it cannot be used or sets no users while a config with users
+// has been in force, which then stays in force. What is wrong with the
+// file goes to serve's log as it is found, and when it is put right.
+func (wc *webConfig) load() *webState {
+	if wc.path == "" {
+		return &webState{}
+	}
+	st := wc.read()
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	switch {
+	case st.users():
+		wc.good = st
+	case wc.good != nil:
+		fault := st.fault
+		if st.cfg != nil {
+			fault = "sets no basic_auth_users, though a version with users was in force (to serve without passwords, start serve again)"
+		}
+		kept := *wc.good
+		kept.fault, kept.kept = fault, true
+		st = &kept
+	}
+	if st.fault != wc.said {
+		switch {
+		case st.fault == "":
+			fmt.Fprintf(wc.log, "exopower serve: the web config %s is in force again\n", wc.path)
+		case st.kept:
+			fmt.Fprintf(wc.log, "exopower serve: the web config %s %s: its last users stay in force until it is fixed\n", wc.path, st.fault)
+		default:
+			fmt.Fprintf(wc.log, "exopower serve: the web config %s %s: other machines get 503, and this machine is served without a password, until it is fixed\n", wc.path, st.fault)
+		}
+		wc.said = st.fault
+	}
+	return st
+}
+
+// password reports whether r gives the password of a user of st, checked
+// as exporter-toolkit checks it (bcrypt, one comparison at a time, an
+// unknown user's password compared all the same); busy, that
+// MaxPasswordChecks were running or waiting, and r's was not checked.
+func (wc *webConfig) password(st *webState, r *http.Request) (ok, busy bool) {
+	user, pass, given := r.BasicAuth()
+	if !given {
+		return false, false
+	}
+	hash, known := st.cfg.Users[user]
 	if !known {
-		hash = fakeHash
+		hash = config.Secret(st.decoy)
 	}
 	key := sha256.Sum256(fmt.Appendf(nil, "%x:%x:%x", user, string(hash), pass))
-	wc.checkedMu.Lock()
-	verdict, seen := wc.checked[key]
-	wc.checkedMu.Unlock()
-	if !seen {
-		wc.bcryptMu.Lock()
-		err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(pass))
-		wc.bcryptMu.Unlock()
-		verdict = known && err == nil
-		wc.checkedMu.Lock()
-		if wc.checked == nil || len(wc.checked) >= cacheSize {
-			wc.checked = map[[sha256.Size]byte]bool{}
+	if known {
+		wc.okMu.Lock()
+		ok = wc.ok[key]
+		wc.okMu.Unlock()
+		if ok {
+			return true, false
 		}
-		wc.checked[key] = verdict
-		wc.checkedMu.Unlock()
 	}
-	return verdict
+	if wc.checks.Add(1) > MaxPasswordChecks {
+		wc.checks.Add(-1)
+		return false, true
+	}
+	wc.bcryptMu.Lock()
+	err := wc.compare([]byte(hash), []byte(pass))
+	wc.bcryptMu.Unlock()
+	wc.checks.Add(-1)
+	if !known || err != nil {
+		return false, false
+	}
+	wc.okMu.Lock()
+	if wc.ok == nil {
+		wc.ok = map[[sha256.Size]byte]bool{}
+	}
+	if len(wc.ok) >= cacheSize {
+		for k := range wc.ok { // any one: only right passwords are here
+			delete(wc.ok, k)
+			break
+		}
+	}
+	wc.ok[key] = true
+	wc.okMu.Unlock()
+	return true, false
 }
 
-// Serve serves hs on ln until hs is shut down: over TLS when the web
-// config sets it, in plain HTTP otherwise. As with exporter-toolkit, the
-// certificates are read again at every connection; while the file
-// cannot be used (or sets TLS no more), the last TLS config that loaded
-// serves on, so that a file mid-save fails no handshake.
-func (s *Server) Serve(hs *http.Server, ln net.Listener) error {
-	st := s.web.load()
-	if st.cfg == nil || !st.cfg.TLSConfig.IsEnabled() {
-		return hs.Serve(ln)
+// buildTLS is the TLS config that c sets, as exporter-toolkit builds it,
+// its files read once, here, as the web config is (regular files only,
+// at most MaxWebConfigBytes each): exporter-toolkit would read them by
+// name at every handshake, and wait for good on a FIFO.
+func buildTLS(c *web.TLSConfig) (*tls.Config, error) {
+	in := *c
+	for _, f := range []struct {
+		path *string
+		set  func(string)
+		what string
+	}{
+		{&in.TLSCertPath, func(s string) { in.TLSCert = s }, "cert_file"},
+		{&in.TLSKeyPath, func(s string) { in.TLSKey = config.Secret(s) }, "key_file"},
+		{&in.ClientCAs, func(s string) { in.ClientCAsText = s }, "client_ca_file"},
+	} {
+		if *f.path == "" {
+			continue
+		}
+		b, err := readFile(*f.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.what, err)
+		}
+		f.set(string(b))
+		*f.path = ""
 	}
-	first, err := web.ConfigToTLSConfig(&st.cfg.TLSConfig)
-	if err != nil {
-		return fmt.Errorf("the TLS of %s: %w", s.web.path, err)
-	}
-	protos := []string{"h2", "http/1.1"}
-	if !st.cfg.HTTPConfig.HTTP2 {
-		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
-		protos = []string{"http/1.1"}
-	}
-	first.NextProtos = protos
-	s.web.lastTLS = first
-	hs.TLSConfig = first.Clone()
-	hs.TLSConfig.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-		wc := s.web
+	return web.ConfigToTLSConfig(&in)
+}
+
+// handshake is the TLS config for a connection being opened, from the
+// web config as it is now, so that a certificate renewed, or a client CA
+// taken away, counts from the next connection. While the file cannot be
+// used (a save under way), the last TLS config built serves on; when it
+// can, and sets TLS that cannot be built (a certificate, key or client CA
+// file missing), the handshake fails: nothing it allowed is allowed on.
+func (wc *webConfig) handshake(protos []string) func(*tls.ClientHelloInfo) (*tls.Config, error) {
+	return func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		st := wc.read()
+		var c *tls.Config
+		var err error
+		said := ""
+		switch {
+		case st.cfg == nil:
+		case !st.cfg.TLSConfig.IsEnabled():
+			said = "sets TLS no more: serve speaks TLS, with the last TLS config it took, until it is started again"
+		default:
+			if c, err = buildTLS(&st.cfg.TLSConfig); err != nil {
+				said = "sets TLS that cannot be used, and TLS handshakes fail until it is fixed: " + err.Error()
+			} else {
+				c.NextProtos = protos
+			}
+		}
 		wc.tlsMu.Lock()
 		defer wc.tlsMu.Unlock()
-		if st := wc.load(); st.cfg != nil && st.cfg.TLSConfig.IsEnabled() {
-			if c, err := web.ConfigToTLSConfig(&st.cfg.TLSConfig); err == nil {
-				c.NextProtos = protos
-				wc.lastTLS = c
+		if said != wc.saidTLS {
+			if said != "" {
+				fmt.Fprintf(wc.log, "exopower serve: the web config %s %s\n", wc.path, said)
 			}
+			wc.saidTLS = said
+		}
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("the TLS of the web config %s: %w", wc.path, err)
+		case c != nil:
+			wc.lastTLS = c
 		}
 		return wc.lastTLS, nil
 	}
+}
+
+// Serve serves hs on ln until hs is shut down: over TLS when the web
+// config that serve's start checked set it (a file read again here could
+// be a save under way, and serve would speak plain HTTP for good), in
+// plain HTTP otherwise. As with exporter-toolkit, the TLS files are read
+// again at every connection. A Listener's connections are tracked, so
+// that an idle one makes room at the cap.
+func (s *Server) Serve(hs *http.Server, ln net.Listener) error {
+	if l, ok := ln.(*Listener); ok {
+		hs.ConnState = l.track
+	}
+	if !s.web.tls {
+		return hs.Serve(ln)
+	}
+	protos := []string{"h2", "http/1.1"}
+	if !s.web.http2 {
+		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		protos = []string{"http/1.1"}
+	}
+	s.web.tlsMu.Lock()
+	first := s.web.lastTLS.Clone()
+	first.NextProtos = protos
+	s.web.lastTLS = first
+	s.web.tlsMu.Unlock()
+	hs.TLSConfig = first.Clone()
+	hs.TLSConfig.GetConfigForClient = s.web.handshake(protos)
 	return hs.ServeTLS(ln, "", "")
 }
