@@ -43,9 +43,10 @@ spans: POST /v1/spans opens one, POST /v1/spans/ID/end closes it and answers
 with its measurement, in the fields of exopower run --json. powermetrics is
 started again when it dies. Listens on this machine only unless --listen says
 otherwise, which then needs a web config with passwords (--web.config.file),
-read again at every request. Without passwords, it answers only requests to
-localhost, 127.0.0.1 or this machine's hostname; web pages of other origins
-may not open spans or streams.`,
+read again at every request: TLS is taken from it at start, and once it has
+set passwords, the last ones stay in force while it cannot be used. Without
+passwords, it answers only requests to localhost, 127.0.0.1 or this
+machine's hostname; web pages of other origins may not open spans or streams.`,
 		Example: `  sudo exopower serve
   curl -s localhost:10241/metrics | grep exopower_soc_energy
   id=$(curl -s -X POST localhost:10241/v1/spans | jq -r .id); make; curl -s -X POST localhost:10241/v1/spans/$id/end
@@ -56,7 +57,7 @@ may not open spans or streams.`,
 	o.addFlags(c, time.Second)
 	c.Flags().StringVar(&o.listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
-	c.Flags().StringVar(&o.webConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request")
+	c.Flags().StringVar(&o.webConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request, but TLS is turned on or off only at start")
 	c.Flags().IntVar(&o.maxConns, "web.max-connections", serve.DefaultMaxConnections, "hold at most `N` connections at once (the next waits), and never more than half of the files exopower may open (ulimit -n)")
 	return c
 }
@@ -84,6 +85,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return err
 	}
 	defer meter.Stop()
+	cfg.Log = s.Err
 	srv := serve.New(meter, sup, cfg)
 	hs := srv.HTTPServer(serveGrace)
 	nofile := openFiles()
@@ -97,7 +99,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	expiry, stopExpiry := context.WithCancel(ctx)
 	defer stopExpiry()
 	go srv.RunExpiry(expiry)
-	fmt.Fprintf(s.Err, "exopower serve: node %s, listening on %s (GET /metrics, GET /v1/status, POST /v1/spans)\n", cfg.Node, scheme(o.webConfig)+ln.Addr().String())
+	fmt.Fprintf(s.Err, "exopower serve: node %s, listening on %s (GET /metrics, GET /v1/status, POST /v1/spans)\n", cfg.Node, scheme(cfg.Web)+ln.Addr().String())
 	select {
 	case <-s.Signals:
 	case err = <-served:
@@ -119,7 +121,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 	if o.maxConns < 1 {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--web.max-connections %d: serve needs at least one connection", o.maxConns), fmt.Sprintf("the default is %d, as Prometheus's", serve.DefaultMaxConnections))
 	}
-	users, err := serve.WebConfigUsers(o.webConfig)
+	web, err := serve.LoadWebConfig(o.webConfig)
 	if err != nil {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--web.config.file %s: %w", o.webConfig, err), "see https://prometheus.io/docs/prometheus/latest/configuration/https/ for the format")
 	}
@@ -129,7 +131,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 	}
 	ip := net.ParseIP(host)
 	beyond := (ip == nil || !ip.IsLoopback()) && host != "localhost"
-	if beyond && users == 0 {
+	if beyond && web.Users() == 0 {
 		return serve.Config{}, cli.Fail(fmt.Errorf("--listen %s reaches beyond this machine, and no web config sets passwords", o.listen),
 			"give --web.config.file with basic_auth_users (and TLS), or listen on 127.0.0.1")
 	}
@@ -141,7 +143,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 		}
 		node = hostname
 	}
-	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), WebConfigFile: o.webConfig, BeyondLoopback: beyond}
+	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), Web: web, BeyondLoopback: beyond}
 	if herr == nil {
 		cfg.Hostnames = []string{hostname}
 	}
@@ -160,9 +162,12 @@ func openFiles() uint64 {
 	return uint64(rl.Cur)
 }
 
-func scheme(webConfig string) string {
-	if webConfig != "" {
-		return "" // TLS or not, the web config says
+// scheme is the scheme of serve's URL: https:// when the web config that
+// its start checked sets TLS, which serve then speaks for as long as it
+// runs.
+func scheme(web *serve.WebConfig) string {
+	if web.TLS() {
+		return "https://"
 	}
 	return "http://"
 }

@@ -2,11 +2,18 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -592,13 +599,19 @@ func slowClient(conn net.Conn) error {
 	return fmt.Errorf("a client that sends its headers slowly was still connected a minute on")
 }
 
-// The web config is read at every request: passwords taken away under a
-// running serve leave it to this machine, to a Host that names this
-// machine; a file emptied or half written (an editor mid-save) does not
-// answer 500 to everything; passwords set again count at once.
+// The web config is read at every request: passwords set under a running
+// serve count at once, and from then on stay in force while the file is
+// emptied or half written (an editor mid-save) or sets no users (a save
+// cut short): this machine's clients need them too, and serve's stderr
+// says what is wrong with the file. Before, this machine was served
+// without a password meanwhile.
 func TestServeReadsItsWebConfigAtEveryRequest(t *testing.T) {
 	t.Parallel()
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := bcrypt.GenerateFromPassword([]byte("n3w"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +623,7 @@ func TestServeReadsItsWebConfigAtEveryRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(users)
+	write("basic_auth_users: {}\n")
 	s := startServe(t, stepped, nil, "-i", "100ms", "--web.config.file", web)
 	get := func(host, password string) int {
 		t.Helper()
@@ -630,15 +643,146 @@ func TestServeReadsItsWebConfigAtEveryRequest(t *testing.T) {
 		file               string
 		local, evil, proms int // without a password to 127.0.0.1 and to evil.example, and with it to evil.example
 	}{
-		{users, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
 		{"basic_auth_users: {}\n", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
-		{"", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
-		{"basic_auth_users:\n  prom: [", http.StatusOK, http.StatusForbidden, http.StatusForbidden},
+		{users, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+		{"basic_auth_users: {}\n", http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+		{"", http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+		{"basic_auth_users:\n  prom: [", http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
+		{fmt.Sprintf("basic_auth_users:\n  prom: %s\n", changed), http.StatusUnauthorized, http.StatusUnauthorized, http.StatusUnauthorized},
 		{users, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK},
 	} {
 		write(tt.file)
 		if local, evil, proms := get(s.addr, ""), get("evil.example", ""), get("evil.example", "s3cret"); local != tt.local || evil != tt.evil || proms != tt.proms {
 			t.Errorf("web config %q: %d to %s, %d to evil.example, %d with the password; want %d, %d, %d", tt.file, local, s.addr, evil, proms, tt.local, tt.evil, tt.proms)
+		}
+	}
+	s.mu.Lock()
+	stderr := strings.Join(s.stderr, "\n")
+	s.mu.Unlock()
+	for _, want := range []string{
+		"exopower serve: the web config " + web + " is empty: its last users stay in force until it is fixed",
+		"exopower serve: the web config " + web + " cannot be used: yaml: ",
+		"exopower serve: the web config " + web + " is in force again",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("no %q in serve's stderr:\n%s", want, stderr)
+		}
+	}
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key
+// into dir, as cert.pem and key.pem, and returns a pool that trusts it.
+func writeCert(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"key.pem":  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
+}
+
+// serve says at start whether it speaks TLS, in the scheme of the URL it
+// gives: the web config that its start checked decides it, for as long
+// as serve runs. Before, a web config had it give no scheme at all.
+func TestServeSaysWhetherItSpeaksTLSAtStart(t *testing.T) {
+	t.Parallel()
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pool := writeCert(t, dir)
+	for _, tt := range []struct {
+		name, tls, scheme string
+	}{
+		{"TLS", "tls_server_config: {cert_file: cert.pem, key_file: key.pem}\n", "https://"},
+		{"plain HTTP", "", "http://"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			web := filepath.Join(dir, tt.name+".yml")
+			if err := os.WriteFile(web, fmt.Appendf(nil, "basic_auth_users:\n  prom: %s\n%s", hash, tt.tls), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := startServe(t, stepped, nil, "-i", "100ms", "--web.config.file", web)
+			if want := "listening on " + tt.scheme + s.addr + " "; !strings.Contains(s.stderr[len(s.stderr)-1], want) {
+				t.Errorf("no %q in %q", want, s.stderr[len(s.stderr)-1])
+			}
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, tt.scheme+s.addr+"/v1/status", nil)
+			req.SetBasicAuth("prom", "s3cret")
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s: %d, want 200", req.URL, resp.StatusCode)
+			}
+		})
+	}
+}
+
+// A web config that is a FIFO, or a link to a device, is refused at once
+// (125, naming what it is): serve waited for good in its open, and
+// SIGTERM did not end it.
+func TestServeRefusesAWebConfigThatIsNoFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo, zero := filepath.Join(dir, "fifo.yml"), filepath.Join(dir, "zero.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for path, what := range map[string]string{fifo: "is a FIFO, not a file", zero: "is a device, not a file"} {
+		cmd, _ := exopowerCmd(t, "serve", "--web.config.file", path)
+		done := make(chan []byte, 1)
+		var err error
+		go func() {
+			out, e := cmd.CombinedOutput()
+			err = e
+			done <- out
+		}()
+		select {
+		case out := <-done:
+			if code := exitCode(t, err); code != 125 {
+				t.Errorf("%s: status %d, want 125", path, code)
+			}
+			if want := "exopower: error: --web.config.file " + path + ": " + path + " " + what; !strings.Contains(string(out), want) {
+				t.Errorf("no %q in:\n%s", want, out)
+			}
+		case <-time.After(time.Minute): // a guard against a hang, not a limit on speed
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%s: a minute on, serve still waits on its web config", path)
 		}
 	}
 }
