@@ -313,3 +313,47 @@ func TestASpanWhoseClientLeftBeforeItWasOpenIsNotKept(t *testing.T) {
 		t.Errorf("%d spans ended in the stream, want the one begun", len(counter.ended))
 	}
 }
+
+// A source gone silent leaves no power gauge behind: once the last window
+// is older than the stale bound, the power gauges are left out of
+// /metrics (the counters and the last window's time stay), and they come
+// back with the next window.
+func TestPowerGaugesGoWhenTheSourceFallsSilent(t *testing.T) {
+	c := newClock()
+	s, f := offline(t, c, Config{})
+	h := s.Handler()
+	c.advance(100 * time.Millisecond)
+	f.ch <- sample(0, c.Now(), 100*time.Millisecond)
+	for s.meter.Totals().Windows < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	scrape := func() string {
+		rec := serveLocal(h, request{"GET", "/metrics", nil}.to("127.0.0.1:10241"))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	if body := scrape(); !strings.Contains(body, "\nexopower_soc_power_watts 7.5\n") {
+		t.Fatalf("a fresh window: no soc_power_watts of 7.5 in\n%s", body)
+	}
+	c.advance(s.stale() + time.Millisecond)
+	body := scrape()
+	for _, gone := range []string{"\nexopower_soc_power_watts ", "\nexopower_power_watts{"} {
+		if strings.Contains(body, gone) {
+			t.Errorf("the source silent past %v: %q still published", s.stale(), strings.TrimSpace(gone))
+		}
+	}
+	for _, kept := range []string{"\nexopower_soc_energy_joules_total ", "\nexopower_last_sample_timestamp_seconds "} {
+		if !strings.Contains(body, kept) {
+			t.Errorf("the source silent: %q gone, want it kept", strings.TrimSpace(kept))
+		}
+	}
+	f.ch <- sample(1, c.Now(), 100*time.Millisecond)
+	for s.meter.Totals().Windows < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if body := scrape(); !strings.Contains(body, "\nexopower_soc_power_watts ") {
+		t.Errorf("a window again: no soc_power_watts")
+	}
+}

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -87,8 +89,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.systemEnergy, t.Energy.System)
 	}
 	if t.Windows > 0 {
-		// Before the first window there is no power to tell: no gauge
-		// rather than a zero that was never measured.
+		gauge(c.lastSample, float64(t.LastArrival.UnixNano())/1e9)
+	}
+	if t.Windows > 0 && c.s.cfg.Now().Sub(t.LastArrival) <= c.s.stale() {
+		// Before the first window there is no power to tell, and once
+		// the source has been silent past the stale bound the last power
+		// is not now's: no gauge rather than a value that was never
+		// measured, or is long gone (Prometheus marks the series stale).
 		for i, v := range []float64{t.Last.Power.CPU, t.Last.Power.GPU, t.Last.Power.ANE} {
 			gauge(c.power, v, components[i])
 		}
@@ -99,7 +106,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if t.Has.System {
 			gauge(c.systemPower, t.Last.Power.System)
 		}
-		gauge(c.lastSample, float64(t.LastArrival.UnixNano())/1e9)
 	}
 	counter(c.covered, t.Covered.Seconds())
 	counter(c.samples, float64(t.Windows))
@@ -115,3 +121,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.open, float64(open))
 	gauge(c.streams, float64(streams))
 }
+
+// stale is how long after its last window the power gauges still tell the
+// power: as long as a source may go silent before it is taken for hung
+// and started again (5 s and two intervals).
+func (s *Server) stale() time.Duration { return 5*time.Second + 2*s.cfg.Interval }
