@@ -26,6 +26,14 @@ func exopowerCmd(t *testing.T, args ...string) (*exec.Cmd, string) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EXOPOWER_POWERMETRICS=fake-powermetrics",
 		"FAKEPM_PIDFILE="+filepath.Join(dir, "powermetrics.pid"), "SUDO_UID=", "SUDO_GID=")
+	// A test that fails before it waits for exopower leaves nothing
+	// running (its powermetrics dies with it, of the parent-death signal).
+	t.Cleanup(func() {
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	return cmd, dir
 }
 

@@ -72,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, eu
 		sample, stop = f.signals()
 	}
 	if p := getenv("FAKEPM_PIDFILE"); p != "" {
-		os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		writePid(p)
 	}
 	if p := getenv("FAKEPM_ARGSFILE"); p != "" {
 		os.WriteFile(p, []byte(strings.Join(args, " ")+"\n"), 0o644)

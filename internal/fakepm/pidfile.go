@@ -13,6 +13,22 @@ import (
 // The fake writes its process id to FAKEPM_PIDFILE when it starts, so
 // that a test can tell whether exopower left it behind. These read it.
 
+// writePid writes this process's id to pidfile whole or not at all (a
+// file written in place is empty for a moment, and a test that sees it
+// then reads no pid), except into a FIFO, which a test reads as the fake
+// writes.
+func writePid(pidfile string) {
+	b := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if st, err := os.Stat(pidfile); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		os.WriteFile(pidfile, b, 0o644)
+		return
+	}
+	tmp := pidfile + ".tmp"
+	if os.WriteFile(tmp, b, 0o644) == nil {
+		os.Rename(tmp, pidfile)
+	}
+}
+
 // ReadPid reads the process id that the fake wrote to pidfile.
 func ReadPid(pidfile string) (int, error) {
 	b, err := os.ReadFile(pidfile)
