@@ -2,18 +2,12 @@ package main
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/testfiles"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -670,43 +666,6 @@ func TestServeReadsItsWebConfigAtEveryRequest(t *testing.T) {
 	}
 }
 
-// writeCert writes a self-signed certificate for 127.0.0.1 and its key
-// into dir, as cert.pem and key.pem, and returns a pool that trusts it.
-func writeCert(t *testing.T, dir string) *x509.CertPool {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{
-		"cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"key.pem":  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return pool
-}
-
 // serve says at start whether it speaks TLS, in the scheme of the URL it
 // gives: the web config that its start checked decides it, for as long
 // as serve runs. Before, a web config had it give no scheme at all.
@@ -717,7 +676,7 @@ func TestServeSaysWhetherItSpeaksTLSAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	pool := writeCert(t, dir)
+	pool := testfiles.SelfSigned(t, dir)
 	for _, tt := range []struct {
 		name, tls, scheme string
 	}{

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // Open reads regular files only, and what is not one is refused without
@@ -73,7 +75,7 @@ func TestOpenReadsAsTheUserWould(t *testing.T) {
 	}
 	const uid, gid = 1000, 1000
 	user := &syscall.Credential{Uid: uid, Gid: gid}
-	top := searchableDir(t)
+	top := testfiles.SearchableDir(t)
 	mk := func(path string, mode os.FileMode, owner int) string {
 		t.Helper()
 		path = filepath.Join(top, path)
@@ -156,19 +158,4 @@ func TestOpenReadsAsTheUserWould(t *testing.T) {
 	if _, err := Open("../roots", user); !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("a relative path to root's file: %v", err)
 	}
-}
-
-// searchableDir is a new directory that every user may search, on a path
-// that every user may search: t.TempDir's parent is root's alone.
-func searchableDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "access")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

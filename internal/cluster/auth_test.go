@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/exopower/exopower/internal/testfiles"
+
 	"github.com/exopower/exopower/internal/cli"
 )
 
@@ -77,7 +79,7 @@ func TestUnderSudoTheNodesFilesAreReadOnlyWhereTheUserMay(t *testing.T) {
 		t.Skip("needs root to give files to other users")
 	}
 	user := &syscall.Credential{Uid: 1000, Gid: 1000}
-	dir := searchableDir(t)
+	dir := testfiles.SearchableDir(t)
 	const secret = "root:$6$s3cret-hash:19000:0:99999:7:::"
 	roots := filepath.Join(dir, "shadow")
 	if err := os.WriteFile(roots, []byte(secret+"\n"), 0o600); err != nil {
@@ -270,19 +272,4 @@ func TestNoErrorShowsAPassword(t *testing.T) {
 			}
 		})
 	}
-}
-
-// searchableDir is a new directory that every user may search, on a path
-// that every user may search: t.TempDir's parent is root's alone.
-func searchableDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

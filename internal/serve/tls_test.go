@@ -16,44 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// selfSigned writes a certificate for 127.0.0.1 and its key into dir, and
-// returns a pool that trusts it.
-func selfSigned(t *testing.T, dir string) *x509.CertPool {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "exopower test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return pool
-}
+	"github.com/exopower/exopower/internal/testfiles"
+)
 
 // serveTLS serves s through Serve on a loopback port, as exopower serve
 // does, and returns the address; the server is closed when the test ends.
@@ -103,7 +68,7 @@ func getTLS(addr string, pool *x509.CertPool, password string, cert *tls.Certifi
 // TLS config serves on, and the last users stay in force.
 func TestServeTakesTLSFromTheWebConfig(t *testing.T) {
 	path := writeWebConfig(t, usersLine(t, "prom", "s3cret"), "tls_server_config: {cert_file: cert.pem, key_file: key.pem}")
-	pool := selfSigned(t, filepath.Dir(path))
+	pool := testfiles.SelfSigned(t, filepath.Dir(path))
 	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, path)})
 	addr := serveTLS(t, s)
 	get := func(password string) (int, int) {
@@ -137,7 +102,7 @@ func TestServeTakesTLSFromTheWebConfig(t *testing.T) {
 // without a word.
 func TestServeSpeaksTLSAsTheWebConfigItsStartCheckedSays(t *testing.T) {
 	path := writeWebConfig(t, usersLine(t, "prom", "s3cret"), "tls_server_config: {cert_file: cert.pem, key_file: key.pem}")
-	pool := selfSigned(t, filepath.Dir(path))
+	pool := testfiles.SelfSigned(t, filepath.Dir(path))
 	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, path)})
 	if err := os.WriteFile(path, nil, 0o600); err != nil { // `cat new > web.yml`, under way
 		t.Fatal(err)
@@ -157,7 +122,7 @@ func TestServeSpeaksTLSAsTheWebConfigItsStartCheckedSays(t *testing.T) {
 // take passwords in clear text as if nothing had changed.
 func TestAServeOfPlainHTTPRefusesWhenItsWebConfigComesToSetTLS(t *testing.T) {
 	path := writeWebConfig(t, usersLine(t, "prom", "s3cret"))
-	selfSigned(t, filepath.Dir(path))
+	testfiles.SelfSigned(t, filepath.Dir(path))
 	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, path)})
 	h := s.Handler()
 	if err := os.WriteFile(path, []byte(usersLine(t, "prom", "s3cret")+"\ntls_server_config: {cert_file: cert.pem, key_file: key.pem}\n"), 0o600); err != nil {
@@ -184,7 +149,7 @@ func TestAFileThatTLSNeedsTakenAwayFailsTheHandshake(t *testing.T) {
 	path := writeWebConfig(t, usersLine(t, "prom", "s3cret"),
 		"tls_server_config: {cert_file: cert.pem, key_file: key.pem, client_ca_file: ca.pem, client_auth_type: RequireAndVerifyClientCert}")
 	dir := filepath.Dir(path)
-	pool := selfSigned(t, dir)
+	pool := testfiles.SelfSigned(t, dir)
 	client := clientCert(t, filepath.Join(dir, "ca.pem"))
 	var log lockedBuffer
 	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, path), Log: &log})
