@@ -446,7 +446,20 @@ func TestServeKeepsCountingWhenPowermetricsIsKilled(t *testing.T) {
 	if uncovered < 1 || uncovered > seenRestart.Sub(a).Seconds() {
 		t.Errorf("%.3f s not covered, want from 1 s (the backoff) to %.3f s (the restart seen)", uncovered, seenRestart.Sub(a).Seconds())
 	}
-	if len(end.Warnings) != 1 || !strings.Contains(end.Warnings[0], "powermetrics stopped and was started again once") || end.Coverage >= 1 {
+	// Under load the new powermetrics's first two documents can come in
+	// one read: the first is placed by its arrival and the second has no
+	// room. That is said in a warning of its own, and is the only other
+	// warning allowed.
+	restartSaid, others := false, 0
+	for _, w := range end.Warnings {
+		switch {
+		case strings.Contains(w, "powermetrics stopped and was started again once"):
+			restartSaid = true
+		case !strings.Contains(w, "came in the same read as the one before them"):
+			others++
+		}
+	}
+	if !restartSaid || others > 0 || end.Coverage >= 1 {
 		t.Errorf("span across the restart: coverage %v, warnings %q", end.Coverage, end.Warnings)
 	}
 	// Nor is the gap bridged: the energy is the truth over [a, b] less
