@@ -187,24 +187,6 @@ func mustTime(t *testing.T, s string) time.Time {
 	return x
 }
 
-// holdEnergy holds got against the fake's true energy within pct percent,
-// per component.
-func holdEnergy(t *testing.T, what string, got wire.Components, truth fakepm.Watts, pct float64) {
-	t.Helper()
-	worst := 0.0
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"total", float64(got.Total), truth.Total()}, {"cpu", float64(got.CPU), truth[0]}, {"gpu", float64(got.GPU), truth[1]}, {"ane", float64(got.ANE), truth[2]}} {
-		e := math.Abs(c.got-c.want) / c.want * 100
-		if e > pct {
-			t.Errorf("%s: %s energy %.5f J, true %.5f J: off by %.3f%%, more than %v%%", what, c.name, c.got, c.want, e, pct)
-		}
-		worst = max(worst, e)
-	}
-	t.Logf("%s: %.4f J, true %.4f J; the components off by %.3f%% at most", what, float64(got.Total), truth.Total(), worst)
-}
-
 // jsonKeys returns the sorted keys of a JSON object.
 func jsonKeys(t *testing.T, b []byte) []string {
 	t.Helper()
@@ -287,14 +269,14 @@ func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
 	if !sofar.Open || sofar.EndedAt != nil || sofar.Type != "span" || sofar.ID != o.ID {
 		t.Errorf("open span %+v", sofar)
 	}
-	holdEnergy(t, "read so far", sofar.EnergyJoules, prof.Energy(started, started.Add(time.Duration(float64(sofar.DurationSeconds)*1e9))), 0.5)
+	fakepm.HoldEnergy(t, "read so far", sofar.EnergyJoules, prof, started, started.Add(time.Duration(float64(sofar.DurationSeconds)*1e9)), 0.5)
 	readUntil(50)
 	end, keys := read(http.MethodPost, o.URL+"/end")
 	if !slices.Equal(keys, want) || end.Open || end.EndedAt == nil || end.Coverage != 1 || len(end.Warnings) != 0 || end.Node != "test-node" {
 		t.Fatalf("ended span %+v, keys %v", end, keys)
 	}
 	ended := mustTime(t, *end.EndedAt)
-	holdEnergy(t, "ended", end.EnergyJoules, prof.Energy(started, ended), 0.5)
+	fakepm.HoldEnergy(t, "ended", end.EnergyJoules, prof, started, ended, 0.5)
 	t.Logf("span of %.3f s in %d windows: %.4f J, true %.4f J", float64(end.DurationSeconds), end.Samples, float64(end.EnergyJoules.Total), prof.Energy(started, ended).Total())
 
 	st := s.status(t)
@@ -302,7 +284,7 @@ func TestServeMeasuresASpanAtKnownPower(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	last := mustTime(t, st.LastWindow.End)
-	holdEnergy(t, "status", st.EnergyJoules, prof.Energy(last.Add(-time.Duration(st.CoveredSeconds*1e9)), last), 0.5)
+	fakepm.HoldEnergy(t, "status", st.EnergyJoules, prof, last.Add(-time.Duration(st.CoveredSeconds*1e9)), last, 0.5)
 	m := scrapeMetrics(t, s.url)
 	// The status's numbers are rounded to 12 digits.
 	if m["exopower_soc_energy_joules_total"] < float64(st.EnergyJoules.Total)*(1-1e-11) || m["exopower_samples_total"] < float64(st.Samples) {

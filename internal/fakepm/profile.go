@@ -146,6 +146,34 @@ func (p Profile) Energy(from, to time.Time) Watts {
 	return e
 }
 
+// EnergyLate is the truth for a meter whose timeline trails this
+// profile's clock by a delay it cannot see: powermetrics delivers each
+// window a little after it closes it, and exopower places the window by
+// its arrival (docs/measurement.md, "The one error it cannot see"). Of
+// the energies over [from−d, to−d] for d from 0 to most, in steps of a
+// millisecond, it returns the one nearest got (by the largest relative
+// error of a component) and its d. Only lateness is allowed: a meter
+// early by any amount, or late by more than most, gets no nearer truth
+// than the energy at one of the ends of that range.
+func (p Profile) EnergyLate(from, to time.Time, most time.Duration, got Watts) (Watts, time.Duration) {
+	best, bestD, bestErr := Watts{}, time.Duration(0), math.Inf(1)
+	for d := time.Duration(0); d <= most; d += time.Millisecond {
+		e := p.Energy(from.Add(-d), to.Add(-d))
+		worst := 0.0
+		for i := range e {
+			if e[i] != 0 {
+				worst = max(worst, math.Abs(got[i]-e[i])/e[i])
+			} else if got[i] != 0 {
+				worst = math.Inf(1)
+			}
+		}
+		if worst < bestErr-1e-9 { // the least delay of those that fit alike
+			best, bestD, bestErr = e, d, worst
+		}
+	}
+	return best, bestD
+}
+
 // periodEnergy integrates within one period, 0 <= a <= b <= Period.
 func (p Profile) periodEnergy(a, b float64) Watts {
 	var e Watts

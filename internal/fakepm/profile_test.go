@@ -58,3 +58,35 @@ func TestParseProfileRefusesNonsense(t *testing.T) {
 		}
 	}
 }
+
+// EnergyLate finds the delay by which a meter's timeline trailed the
+// profile, up to the most it is given, and no further: an early meter, or
+// one later than that, is held to the energy at the end of the range.
+func TestEnergyLateFindsTheDelayWithinItsRange(t *testing.T) {
+	p, err := ParseProfile("period=0.9 0=5,2,1 0.5=14,6,2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// From 0.1 s into a period (5, 2, 1 W) to 0.8 s into one (14, 6,
+	// 2.5 W): a late meter reads less.
+	from := time.Unix(0, 2_000_000_000*900_000_000+100_000_000)
+	to := from.Add(2500 * time.Millisecond)
+	for _, c := range []struct {
+		late, most, want time.Duration
+	}{
+		{0, 40 * time.Millisecond, 0},
+		{15 * time.Millisecond, 40 * time.Millisecond, 15 * time.Millisecond},
+		{40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond},
+		{60 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond},
+		{-15 * time.Millisecond, 40 * time.Millisecond, 0},
+	} {
+		got := p.Energy(from.Add(-c.late), to.Add(-c.late))
+		truth, d := p.EnergyLate(from, to, c.most, got)
+		if d != c.want || truth != p.Energy(from.Add(-c.want), to.Add(-c.want)) {
+			t.Errorf("late by %v, at most %v: found %v (%v), want %v", c.late, c.most, d, truth, c.want)
+		}
+		if c.late != c.want && truth == got {
+			t.Errorf("late by %v, at most %v: the truth found is what was read", c.late, c.most)
+		}
+	}
+}
