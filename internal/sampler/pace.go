@@ -33,9 +33,19 @@ const paceDocuments = 4
 // span. That time is not known before they come, so the first window
 // stands in for each of theirs: a stream whose last judging document has
 // not come within a tenth of that is live (see deadline).
+//
+// A live stream can come at once too, when exopower was slower to start
+// reading than its producer to write (the two of a pipeline start
+// together): its first documents wait in the pipe. They cannot cover more
+// time than the producer has run, about as long as exopower; so where
+// exopower's own start is known (began), documents that cover no more
+// than twice the time since are that backlog, and the stream is live. A
+// recording covers seconds and more, and comes within milliseconds of
+// exopower's start.
 type pace struct {
 	on      bool
-	settled bool // judged live, or not to be judged any more
+	began   time.Time // when exopower started; zero if not known
+	settled bool      // judged live, or not to be judged any more
 	n       int
 	first   time.Time     // the first document's arrival
 	window  time.Duration // the first document's window
@@ -63,6 +73,9 @@ func (p *pace) note(arrival time.Time, window time.Duration) error {
 	}
 	p.settled = true
 	if within := arrival.Sub(p.first); within < p.apart/10 {
+		if !p.began.IsZero() && p.window+p.apart <= 2*arrival.Sub(p.began) {
+			return nil // a live stream's backlog
+		}
 		return &PlaybackError{Documents: p.n, Within: within, Apart: p.apart}
 	}
 	return nil

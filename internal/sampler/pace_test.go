@@ -18,18 +18,30 @@ func TestAStreamFromAPipeThatComesAtOnceIsARecording(t *testing.T) {
 		name     string
 		fromPipe bool
 		arrivals []float64 // ms; every window is 1 s
+		began    float64   // ms, when exopower started; 0 if not known
 		played   bool
 	}{
-		{"four documents in one read", true, []float64{1000, 1000, 1000, 1000}, true},
-		{"four documents a few reads apart", true, []float64{1000, 1000.2, 1000.9, 1003}, true},
-		{"documents at the pace of their windows", true, []float64{1000, 2000, 3001, 4000}, false},
-		{"two at once after a delay, then at their pace", true, []float64{1000, 1000, 2000, 3000}, false},
-		{"a stream that exopower started is not judged", false, []float64{1000, 1000, 1000, 1000}, false},
+		{"four documents in one read", true, []float64{1000, 1000, 1000, 1000}, 0, true},
+		{"four documents a few reads apart", true, []float64{1000, 1000.2, 1000.9, 1003}, 0, true},
+		{"documents at the pace of their windows", true, []float64{1000, 2000, 3001, 4000}, 0, false},
+		{"two at once after a delay, then at their pace", true, []float64{1000, 1000, 2000, 3000}, 0, false},
+		{"a stream that exopower started is not judged", false, []float64{1000, 1000, 1000, 1000}, 0, false},
+		// Four seconds of windows, 30 ms after exopower started.
+		{"four documents in one read soon after exopower started", true, []float64{1000, 1000, 1000, 1000}, 970, true},
+		// Four seconds of windows, which waited in the pipe while
+		// exopower took 4.5 s to start, or 2 s, the least they allow.
+		{"four documents that waited while exopower started", true, []float64{1000, 1000, 1000, 1000}, -3500, false},
+		{"four documents of twice the time since exopower started", true, []float64{1000, 1000, 1000, 1000}, -1000, false},
+		{"four documents of more than twice that", true, []float64{1000, 1000, 1000, 1000}, -999, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFeed()
-			s := Start(f, Config{Source: "powermetrics", Interval: time.Second, Now: f.Now, FromPipe: tt.fromPipe})
+			cfg := Config{Source: "powermetrics", Interval: time.Second, Now: f.Now, FromPipe: tt.fromPipe}
+			if tt.began != 0 {
+				cfg.Began = at(tt.began)
+			}
+			s := Start(f, cfg)
 			defer s.Stop()
 			for i, a := range tt.arrivals {
 				f.ch <- item{s: smp(i, a, 1000, 1)}

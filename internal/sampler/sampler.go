@@ -75,6 +75,11 @@ type Config struct {
 	// documents, and refuses a stream that comes far faster than its
 	// windows with a *PlaybackError.
 	FromPipe bool
+	// Began is when exopower started, on the clock of Now, if known: the
+	// first documents of a live stream can come at once if they waited
+	// in the pipe while exopower started, and the time since tells such a
+	// backlog from a recording (see pace).
+	Began time.Time
 }
 
 // Sampler reads a Source and measures spans of its timeline.
@@ -104,7 +109,7 @@ func Start(src Source, cfg Config) *Sampler {
 		cfg.Grace = cfg.Interval/2 + 250*time.Millisecond
 	}
 	s := &Sampler{src: src, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}),
-		book: book{source: cfg.Source, noun: readingName(src), notes: cfg.Notes, interval: cfg.Interval, pace: pace{on: cfg.FromPipe}}}
+		book: book{source: cfg.Source, noun: readingName(src), notes: cfg.Notes, interval: cfg.Interval, pace: pace{on: cfg.FromPipe, began: cfg.Began}}}
 	go s.loop()
 	return s
 }

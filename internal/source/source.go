@@ -191,7 +191,7 @@ func Supervised(ctx context.Context, o Options) (*sampler.Sampler, Restarter, er
 // would say nothing of when its windows were. name names r in messages.
 func Pipe(ctx context.Context, r io.Reader, name string, interval time.Duration) (*sampler.Sampler, error) {
 	cfg := Options{Interval: interval}.config()
-	cfg.FromPipe = true
+	cfg.FromPipe, cfg.Began = true, began()
 	meter := sampler.Start(powermetrics.NewReader(r, time.Now), cfg)
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
