@@ -35,12 +35,29 @@ func TestMain(m *testing.M) {
 			return fakepm.NewIOReport(prof, os.Getenv("FAKEPM_IOREPORT"), nil), nil
 		}
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(plainFake{m}, map[string]func(){
 		"exopower":          main,
 		"fake-powermetrics": func() { os.Exit(fakepm.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
 		"span":              spanMain,
 		"jsonget":           jsongetMain,
 	})
+}
+
+// plainFake runs the tests with the plain fake powermetrics, when there
+// is one (fakepm.Plain), first in PATH: before the folder of this
+// binary's commands, which testscript.Main puts there before it runs
+// them.
+type plainFake struct{ m *testing.M }
+
+func (p plainFake) Run() int {
+	if fake := fakepm.Plain(); fake != "" {
+		if filepath.Base(fake) != "fake-powermetrics" || !filepath.IsAbs(fake) {
+			fmt.Fprintf(os.Stderr, "%s=%s: want the absolute path of a file named fake-powermetrics\n", fakepm.PlainEnv, fake)
+			return 2
+		}
+		os.Setenv("PATH", filepath.Dir(fake)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	}
+	return p.m.Run()
 }
 
 func TestScripts(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"os/exec"
@@ -42,9 +43,8 @@ func asNobody(t *testing.T, env []string, args ...string) (stdout, stderr string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"exopower", "fake-powermetrics"} {
-		copyFile(t, self, filepath.Join(dir, name))
-	}
+	copyFile(t, self, filepath.Join(dir, "exopower"))
+	copyFile(t, cmp.Or(fakepm.Plain(), self), filepath.Join(dir, "fake-powermetrics"))
 	if err := os.WriteFile(filepath.Join(dir, "sudo"), []byte(fakeSudo), 0o755); err != nil {
 		t.Fatal(err)
 	}

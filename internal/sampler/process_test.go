@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -31,7 +32,7 @@ func startFake(t *testing.T, interval time.Duration, env ...string) (*powermetri
 	for i := 0; i+1 < len(env); i += 2 {
 		t.Setenv(env[i], env[i+1])
 	}
-	p, err := powermetrics.Start(powermetrics.Options{Path: os.Args[0], Interval: interval})
+	p, err := powermetrics.Start(powermetrics.Options{Path: cmp.Or(fakepm.Plain(), os.Args[0]), Interval: interval})
 	if err != nil {
 		t.Fatal(err)
 	}

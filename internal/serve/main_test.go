@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -129,7 +130,7 @@ func launchFake(t *testing.T, profile string, interval time.Duration, env ...str
 	for i := 0; i+1 < len(env); i += 2 {
 		t.Setenv(env[i], env[i+1])
 	}
-	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: os.Args[0], Interval: interval}}
+	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: cmp.Or(fakepm.Plain(), os.Args[0]), Interval: interval}}
 	p, err := powermetrics.Launch(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
