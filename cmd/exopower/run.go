@@ -151,10 +151,8 @@ func waitCommand(s *cli.Streams, p *child.Process) (exit child.Exit, signals int
 		case <-p.Done():
 			return p.Wait(), signals, false
 		case sig := <-s.Signals:
-			select {
-			case <-p.Done():
+			if p.Ended() {
 				return p.Wait(), signals, true
-			default:
 			}
 			signals++
 			if signals == 1 {

@@ -117,6 +117,19 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Done is closed when the command has ended and Wait returns at once.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Ended says whether the command has ended, even where Done does not say
+// so yet: Done is closed only once exec's Wait has reaped the command and
+// copied the last of its output, and a signal that comes in between
+// came after the command's end.
+func (p *Process) Ended() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	return errors.Is(syscall.Kill(p.cmd.Process.Pid, 0), syscall.ESRCH)
+}
+
 // Wait waits for the command to end, and says how it did. Any number of
 // callers may wait, at once or later.
 func (p *Process) Wait() Exit {

@@ -294,3 +294,35 @@ func TestForegroundOnTerminalWithoutATerminal(t *testing.T) {
 		t.Error("in the foreground of no terminal")
 	}
 }
+
+// Ended is true once the command has ended, before Done is closed: here a
+// background child holds the command's output open, so exec's wait (and
+// Done) waits on it long after the command itself was reaped. A signal
+// exopower gets then came after the command's end.
+func TestEndedBeforeDoneWhileItsOutputIsStillOpen(t *testing.T) {
+	running, out := sh(t, "echo ready; sleep 30", false)
+	await(t, out, "ready")
+	if running.Ended() {
+		t.Errorf("a running command has Ended")
+	}
+	p, err := Start(Command{
+		Argv: []string{"sh", "-c", "sleep 30 & exit 0"}, Path: "/bin/sh",
+		Identity: Identity{Env: []string{"PATH=/usr/bin:/bin"}}, Stdout: io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill(); p.Wait() }) // the group: sleep too
+	deadline := time.Now().Add(time.Minute)
+	for !p.Ended() {
+		if time.Now().After(deadline) {
+			t.Fatal("a minute on, a command that exits at once has not Ended")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-p.Done():
+		t.Errorf("Done closed while the background sleep holds the output open")
+	default:
+	}
+}
