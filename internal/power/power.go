@@ -9,6 +9,7 @@ package power
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -115,12 +116,18 @@ type Sample struct {
 	// of the components by more than the rounding of the numbers written.
 	CombinedDisagrees bool
 	// Quirks are what the source saw in the window that a reader of its
-	// numbers should know.
+	// numbers should know: every rail's, and the system raised.
 	Quirks Quirk
+	// Rails are what the source saw of each rail's counter.
+	Rails [NumRails]RailNote
+	// Notes say what the source dropped or judged in the window, for the
+	// warnings of the spans it reaches into: rare, and nil otherwise.
+	Notes []string
 }
 
 // Quirk is something a source saw in a window that a reader of its
-// numbers should know: a span counts its windows with each, and says so.
+// numbers should know: a span counts its windows with each, and says so,
+// naming the rails (Sample.Rails) that had it.
 type Quirk uint8
 
 // The quirks a window can have.
@@ -129,15 +136,16 @@ const (
 	// memory's own in the window (the SMC's reading lags the counters),
 	// and theirs was taken for it.
 	SystemRaised Quirk = 1 << iota
-	// CounterFlat: an energy counter did not move while the others and
-	// the system's power did: its component reads 0 for the window.
+	// CounterFlat: an energy counter did not move for more than a batch
+	// (3 s) while the others and the system's power did (stuck): its
+	// component reads 0 for the window.
 	CounterFlat
 	// CounterBatched: the counters moved in a step after windows in which
 	// they did not, as when macOS publishes them in batches: the energy is
 	// right over the batch, not placed within it.
 	CounterBatched
-	// CounterStill: the CPU's counter did not move while the others did,
-	// for less time than makes it stuck: a batch not yet published, whose
+	// CounterStill: a counter did not move while the others did, for
+	// less time than makes it stuck: a batch not yet published, whose
 	// energy comes in a later window.
 	CounterStill
 )
@@ -145,37 +153,102 @@ const (
 // Quirks are every quirk, in order.
 var Quirks = []Quirk{SystemRaised, CounterFlat, CounterBatched, CounterStill}
 
-// QuirkWarnings says what a span's windows with each quirk (counts, in
-// the order of Quirks) mean. Windows in which the CPU's counter stood
-// still are said only when nothing else explains them: a span that saw
-// the batch land, or the counter stuck, says that instead.
-func QuirkWarnings(counts [8]int) []string {
-	var ws []string
+// HabitRails are the rails whose counters' habits (still, batched,
+// stuck) are judged: those that draw power whenever the Mac is on. The
+// GPU and the ANE draw nothing when idle, and their counters then stand
+// still as they should.
+var HabitRails = []Rail{CPU, DRAM}
+
+// QuirkTally counts a span's windows with each quirk, and how long each
+// rail's counter stood still at most, for its warnings.
+type QuirkTally struct {
+	// Windows counts the windows with each quirk, in the order of Quirks.
+	Windows [8]int
+	// Stood is, per rail and quirk (in the order of Quirks), the longest
+	// the rail's counter stood still in a window with that quirk; zero
+	// where the rail never had it.
+	Stood [NumRails][8]time.Duration
+}
+
+// Add counts the quirks of s.
+func (t *QuirkTally) Add(s *Sample) {
 	for i, q := range Quirks {
-		n := counts[i]
-		if n == 0 || q == CounterStill && (counts[1] > 0 || counts[2] > 0) {
+		if s.Quirks&q == 0 {
 			continue
 		}
-		ws = append(ws, q.Explain(n))
+		t.Windows[i]++
+		for r := range NumRails {
+			if n := &s.Rails[r]; n.Quirks&q != 0 {
+				t.Stood[r][i] = max(t.Stood[r][i], n.Stood, time.Nanosecond)
+			}
+		}
+	}
+}
+
+// Warnings say what a span's windows with each quirk mean, naming the
+// rails and how long they stood still. Windows in which a counter stood
+// still are said only when nothing else explains them: a span that saw
+// the batch land, or the counter stuck, says that instead.
+func (t *QuirkTally) Warnings() []string {
+	var ws []string
+	for i, q := range Quirks {
+		n := t.Windows[i]
+		if n == 0 || q == CounterStill && (t.Windows[1] > 0 || t.Windows[2] > 0) {
+			continue
+		}
+		who, long := t.stood(i)
+		ws = append(ws, q.explain(n, who, long))
 	}
 	return ws
 }
 
-// Explain says what n of a span's windows with q mean, for its warnings.
-func (q Quirk) Explain(n int) string {
+// stood names the rails that had the i-th quirk and how long they stood
+// still at most: "the CPU's energy counter" "3.0 s", or, of two rails,
+// "the CPU's (3.0 s) and the DRAM's (2.1 s) energy counters".
+func (t *QuirkTally) stood(i int) (who, long string) {
+	var names, longs []string
+	for r := range NumRails {
+		if d := t.Stood[r][i]; d > 0 {
+			names = append(names, "the "+r.String()+"'s")
+			longs = append(longs, fmt.Sprintf("%.1f s", d.Seconds()))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "the energy counters", ""
+	case 1:
+		return names[0] + " energy counter", longs[0]
+	}
+	for k := range names {
+		names[k] += " (" + longs[k] + ")"
+	}
+	return strings.Join(names, " and ") + " energy counters", ""
+}
+
+// explain says what n of a span's windows with q mean, for its warnings;
+// who names the rails, and long how long one stood still, where known.
+func (q Quirk) explain(n int, who, long string) string {
 	windows := fmt.Sprintf("%d windows", n)
 	if n == 1 {
 		windows = "1 window"
+	}
+	it, its, reads := "it", "its", "it reads"
+	if strings.HasSuffix(who, "counters") {
+		it, its, reads = "them", "their", "they read"
+	}
+	stood := ""
+	if long != "" {
+		stood = " for " + long
 	}
 	switch q {
 	case SystemRaised:
 		return "in " + windows + " the system's energy from the SMC came out below the SoC's and the memory's own (its reading lags the counters): theirs was taken for the system's there"
 	case CounterFlat:
-		return "in " + windows + " the CPU's energy counter did not move for more than 3 s while the others and the system's power did (stuck, as on some macOS versions): the CPU reads 0 there, and the total misses its energy"
+		return who + " stood still" + stood + " while the others and the system's power moved (stuck, as on some macOS versions): " + reads + " 0 there, and " + its + " energy over that time is not measured"
 	case CounterBatched:
-		return "in " + windows + " the energy counters moved in a step after windows in which they did not (macOS publishes them in batches): the energy is right over each batch, about 2 s, but a span shorter than that may see it early or late, and the windows' power (the peak among it) is the batch's, not the moment's"
+		return "in " + windows + " " + who + " moved in a step after standing still" + stood + " (macOS publishes " + it + " in batches): the energy is right over each batch, but a span shorter than it may see it early or late, and the power of the window where it landed (the peak among them) is the batch's, not the moment's"
 	case CounterStill:
-		return "in " + windows + " the CPU's energy counter did not move while the others did (macOS publishes it in batches about 2 s apart): its energy comes in a later window, so a span this short may read too little or no CPU energy; measure for several seconds"
+		return "in " + windows + " " + who + " did not move while the others did" + stood + " (macOS publishes some counters in batches about 2 s apart): " + its + " energy comes in a later window, so a span this short may read too little of it; measure for several seconds"
 	}
 	return fmt.Sprintf("in %s: quirk %d", windows, q)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSummedAddsTheComponentsIntoTheTotal(t *testing.T) {
@@ -56,16 +57,36 @@ func TestMessagesNameTheSource(t *testing.T) {
 }
 
 // Windows whose CPU counter stood still are said only where nothing
-// else explains them: a batch that landed, or a counter stuck.
-func TestQuirkWarningsSayStillCountersOnlyAlone(t *testing.T) {
-	var alone, batched [8]int
-	alone[3] = 9
-	batched[2], batched[3] = 1, 19
-	if w := QuirkWarnings(alone); len(w) != 1 || !strings.Contains(w[0], "in 9 windows the CPU's energy counter did not move while the others did") {
+// else explains them: a batch that landed, or a counter stuck. Each
+// warning names the rail and how long it stood still.
+func TestQuirkWarningsNameTheRailAndHowLongItStood(t *testing.T) {
+	still := func(r Rail, q Quirk, stood time.Duration) *Sample {
+		s := &Sample{Quirks: q}
+		s.Rails[r] = RailNote{Quirks: q, Stood: stood}
+		return s
+	}
+	var alone QuirkTally
+	for i := range 9 {
+		alone.Add(still(CPU, CounterStill, time.Duration(i+1)*100*time.Millisecond))
+	}
+	if w := alone.Warnings(); len(w) != 1 || !strings.Contains(w[0], "in 9 windows the CPU's energy counter did not move while the others did for 0.9 s") {
 		t.Errorf("still alone: %q", w)
 	}
-	if w := QuirkWarnings(batched); len(w) != 1 || !strings.Contains(w[0], "in 1 window the energy counters moved in a step") {
+	var batched QuirkTally
+	for i := range 19 {
+		batched.Add(still(CPU, CounterStill, time.Duration(i+1)*100*time.Millisecond))
+	}
+	batched.Add(still(CPU, CounterBatched, 3*time.Second))
+	if w := batched.Warnings(); len(w) != 1 || !strings.Contains(w[0], "in 1 window the CPU's energy counter moved in a step after standing still for 3.0 s") {
 		t.Errorf("still, then the batch: %q", w)
+	}
+	var stuck QuirkTally
+	stuck.Add(still(DRAM, CounterFlat, 4200*time.Millisecond))
+	s := still(CPU, CounterFlat, 3100*time.Millisecond)
+	s.Rails[DRAM] = RailNote{Quirks: CounterFlat, Stood: 4300 * time.Millisecond}
+	stuck.Add(s)
+	if w := stuck.Warnings(); len(w) != 1 || !strings.Contains(w[0], "the CPU's (3.1 s) and the DRAM's (4.3 s) energy counters stood still while the others") {
+		t.Errorf("two rails stuck: %q", w)
 	}
 	if Quirks[3] != CounterStill {
 		t.Errorf("Quirks %v: the counts' order is Quirks's", Quirks)

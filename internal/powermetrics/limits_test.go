@@ -162,7 +162,7 @@ func limitsOutcome(s power.Sample, err error, want power.Sample) string {
 	}
 	i := s.Index
 	s.Index, s.Arrival = want.Index, want.Arrival
-	if s != want {
+	if !reflect.DeepEqual(s, want) {
 		return "other values"
 	}
 	return "sample " + string(rune('0'+i))

@@ -38,6 +38,7 @@ type book struct {
 	breaks   int            // how often the stream broke off and began again
 	has      power.Reported // the components the stream reported
 	refused  map[string]int // documents refused, by Reason
+	health   power.Health   // what the stream refused to believe, per rail
 	out      []delivery
 }
 
@@ -63,6 +64,7 @@ func (b *book) take(s power.Sample) []delivery {
 	}
 	b.last = s
 	b.has = b.has.Or(s.Has)
+	b.health.Note(&s.Rails)
 	b.out = b.out[:0]
 	if !w.End.After(w.Start) {
 		// It came with the window before it, which was placed by its
@@ -102,9 +104,19 @@ func (b *book) refuse(r power.Refusal) {
 		b.refused = map[string]int{}
 	}
 	b.refused[r.Reason()]++
+	b.health.Refuse(r)
 	for _, sp := range b.spans {
 		sp.lost.add(r.Error())
+		sp.health.Refuse(r)
 	}
+}
+
+// plural is n of noun, an s added for more than one.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // breakOff takes a break in the stream (its source started again): the
@@ -183,6 +195,10 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		r.Warnings = append(r.Warnings, sp.breaks.listed(b.source+" stopped and was started again "+times+
 			"; the time until each new one's first window is not measured (coverage shows it)"))
 	}
+	if sp.dropped.count > 0 {
+		r.Warnings = append(r.Warnings, sp.dropped.listed(fmt.Sprintf("%s could not be true and were dropped; the energy across each is taken from the %ss on either side",
+			plural(sp.dropped.count, b.source+" "+b.noun), b.noun)))
+	}
 	if sp.crowded.count > 0 {
 		r.Warnings = append(r.Warnings, sp.crowded.warning(b.source, b.noun, "they came in the same read as the one before them, which was placed by its arrival, and their windows have no room on the timeline: not counted"))
 	}
@@ -190,7 +206,7 @@ func (b *book) report(sp *Span, end time.Time, extra ...string) Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s's combined_power disagreed with CPU + GPU + ANE in %d of the windows (by up to %.3g W); the total is the sum of the components", b.source, sp.disagree, sp.disagreeMax))
 	}
 	r.Warnings = append(r.Warnings, sp.long...)
-	r.Warnings = append(r.Warnings, power.QuirkWarnings(quirks)...)
+	r.Warnings = append(r.Warnings, quirks.Warnings()...)
 	r.Warnings = append(r.Warnings, extra...)
 	r.Warnings = append(r.Warnings, b.notes...)
 	if r.Samples > 0 {

@@ -255,6 +255,10 @@ type Result struct {
 	// HWModel, OSBuild and ThermalPressure come from the stream's
 	// documents (the last thermal pressure seen).
 	HWModel, OSBuild, ThermalPressure string
+	// Health is what exopower refused to believe of each rail over the
+	// span: windows refused, readings dropped as bogus, and how long a
+	// counter stood still at most.
+	Health power.Health
 	// Warnings say what was estimated or left out, for people to read.
 	Warnings []string
 	// Ended reports that the stream ended before the span did.
@@ -323,6 +327,11 @@ type StreamTotals struct {
 	Source, HWModel, OSBuild string
 	// Has says which components the stream reported.
 	Has power.Reported
+	// Health is what exopower refused to believe of each rail since the
+	// stream started; Stood, how long each rail's counter has stood still
+	// now while the others moved (0 while it moves).
+	Health power.Health
+	Stood  [power.NumRails]time.Duration
 }
 
 // Totals returns what the stream measured so far. Energy and Covered only
@@ -339,6 +348,12 @@ func (s *Sampler) Totals() StreamTotals {
 		Windows: b.ledger.n,
 		Breaks:  b.breaks,
 		Refused: maps.Clone(b.refused),
+		Health:  b.health,
+	}
+	for r, n := range b.last.Rails {
+		if n.Quirks&(power.CounterStill|power.CounterFlat) != 0 {
+			t.Stood[r] = n.Stood
+		}
 	}
 	if b.ledger.n > 0 {
 		t.Last = b.ledger.ring[(b.ledger.n-1)%ringSize].w

@@ -32,8 +32,13 @@ type Span struct {
 	disagree    int
 	disagreeMax float64
 	long        []string
-	// quirks counts the windows with each quirk, in power.Quirks's order.
-	quirks [8]int
+	// quirks counts the windows with each quirk, and how long the rails
+	// that had them stood still.
+	quirks power.QuirkTally
+	// health is what the span refused to believe of each rail; dropped,
+	// the readings its windows dropped, and why.
+	health  power.Health
+	dropped notes
 
 	onWindow func(Window, Totals)
 }
@@ -46,7 +51,7 @@ type undo struct {
 	start   time.Time
 	peak    power.Values
 	samples int
-	quirks  [8]int
+	quirks  power.QuirkTally
 }
 
 // notes are messages about refused documents, the first few kept.
@@ -111,10 +116,10 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, noun string, s
 	sp.peak = sp.peak.Max(w.Power)
 	sp.samples++
 	sp.has = sp.has.Or(smp.Has)
-	for i, q := range power.Quirks {
-		if smp.Quirks&q != 0 {
-			sp.quirks[i]++
-		}
+	sp.quirks.Add(smp)
+	sp.health.Note(&smp.Rails)
+	for _, n := range smp.Notes {
+		sp.dropped.add(n)
 	}
 	if smp.CombinedDisagrees {
 		sp.disagree++
@@ -144,13 +149,13 @@ func (sp *Span) resolve(l *ledger) {
 // reading is the span's energy, coverage, peak and samples over
 // [Start, end], and its windows' quirks. ok is false when end is older
 // than the windows kept.
-func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool, quirks [8]int) {
+func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok bool, quirks power.QuirkTally) {
 	sp.resolve(l)
 	t, ok := l.at(end)
 	if !ok {
 		t = l.live
 	}
-	r = Result{Start: sp.Start, Duration: end.Sub(sp.Start), Energy: t.energy().Sub(sp.begin.energy()), Has: sp.has}
+	r = Result{Start: sp.Start, Duration: end.Sub(sp.Start), Energy: t.energy().Sub(sp.begin.energy()), Has: sp.has, Health: sp.health}
 	r.Peak, r.Samples, quirks = sp.takeBack(end)
 	covered := t.covered - sp.begin.covered
 	if r.Duration > 0 {
@@ -169,7 +174,7 @@ func (sp *Span) reading(l *ledger, end time.Time) (r Result, last time.Time, ok 
 // windows that reach into the span and start before end: those that start
 // at or after it arrived before the span was closed, but do not belong to
 // it.
-func (sp *Span) takeBack(end time.Time) (power.Values, int, [8]int) {
+func (sp *Span) takeBack(end time.Time) (power.Values, int, power.QuirkTally) {
 	peak, samples, quirks := sp.peak, sp.samples, sp.quirks
 	for i := sp.nrecent - 1; i >= max(0, sp.nrecent-recentSize); i-- {
 		u := &sp.recent[i%recentSize]
