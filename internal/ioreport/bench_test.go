@@ -11,7 +11,7 @@ import (
 func BenchmarkAReadingBecomesAWindow(b *testing.B) {
 	channels := inventory(b, "m5_max")
 	plan := NewPlan(channels)
-	w := windows{plan: &plan}
+	w := newWindows(&plan, "Mac16,5")
 	bufs := [2][]int64{make([]int64, len(channels)), make([]int64, len(channels))}
 	at := time.Now()
 	w.next(Reading{At: at, Values: bufs[0], System: 40, HasSystem: true})

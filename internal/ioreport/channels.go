@@ -29,19 +29,18 @@ type Channel struct {
 	Unit string
 }
 
-// Rail is a component that channels carry energy of.
-type Rail int
+// Rail is a component that channels carry energy of: power's rails, of
+// which the counters carry the first four.
+type Rail = power.Rail
 
-// The rails, in the order of power.Values.
+// The rails that channels carry, in the order of power.Values.
 const (
-	CPU Rail = iota
-	GPU
-	ANE
-	DRAM
-	rails
+	CPU   = power.CPU
+	GPU   = power.GPU
+	ANE   = power.ANE
+	DRAM  = power.DRAM
+	rails = int(DRAM) + 1
 )
-
-func (r Rail) String() string { return [...]string{"CPU", "GPU", "ANE", "DRAM"}[r] }
 
 // Channels are read by exact name: a name that merely contains CPU or GPU
 // is another measure of the same energy (a cluster, a core, a second GPU
@@ -74,6 +73,9 @@ type Plan struct {
 	// Channels are the subscription's, in the order of every reading.
 	Channels []Channel
 	terms    [rails][]term
+	// quantum is each rail's reading's resolution, in joules: one count
+	// of each of its channels.
+	quantum [rails]float64
 	// Has says which rails the channels carry.
 	Has power.Reported
 	// Warnings say what was left out, and why.
@@ -101,10 +103,11 @@ func NewPlan(channels []Channel) Plan {
 				}
 				scale, ok := joules[strings.TrimSpace(c.Unit)]
 				if !ok {
-					p.Warnings = append(p.Warnings, fmt.Sprintf("IOReport channel %q is in a unit exopower does not know (%q): left out of the %s's energy", c.Name, c.Unit, r))
+					p.Warnings = append(p.Warnings, fmt.Sprintf("IOReport channel %q is in a unit exopower does not know (%q): left out of the %s's energy", c.Name, c.Unit, Rail(r)))
 					continue
 				}
 				p.terms[r] = append(p.terms[r], term{i, scale})
+				p.quantum[r] += scale
 			}
 			if len(p.terms[r]) > 0 {
 				break // the most aggregate name present
@@ -116,21 +119,37 @@ func NewPlan(channels []Channel) Plan {
 }
 
 // Energy is each rail's energy between two readings of the plan's
-// channels, in joules, from the counters' exact differences, and whether
-// every counter it reads moved forward (or stayed). A counter that went
-// back (the counters were reset) makes ok false.
-func (p *Plan) Energy(before, after []int64) (e [rails]float64, moved [rails]bool, ok bool) {
+// channels, in joules, from the counters' exact differences; which rails
+// moved; and which went back (a counter of the rail is lower after than
+// before). A rail that went back has no energy here.
+func (p *Plan) Energy(before, after []int64) (e [rails]float64, moved, back [rails]bool) {
 	for r := range rails {
 		for _, t := range p.terms[r] {
 			d := after[t.index] - before[t.index]
-			if d < 0 {
-				return e, moved, false
-			}
-			if d > 0 {
+			switch {
+			case d < 0:
+				back[r] = true
+			case d > 0:
 				moved[r] = true
 			}
 			e[r] += float64(d) * t.scale
 		}
+		if back[r] {
+			e[r] = 0
+		}
 	}
-	return e, moved, true
+	return e, moved, back
+}
+
+// negative is the first rail with a counter below zero in values, which
+// no counter of energy can be: a reading that is not one.
+func (p *Plan) negative(values []int64) (Rail, int64, bool) {
+	for r := range rails {
+		for _, t := range p.terms[r] {
+			if v := values[t.index]; v < 0 {
+				return Rail(r), v, true
+			}
+		}
+	}
+	return 0, 0, false
 }

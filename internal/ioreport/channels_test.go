@@ -95,15 +95,15 @@ func TestUnitsScaleEachChannelAndAnUnknownOneIsLeftOut(t *testing.T) {
 		{Group: Group, Name: "DRAM", Unit: "kWh"},
 		{Group: "PMP", Name: "DRAM", Unit: "mJ"}, // another group's
 	})
-	e, moved, ok := p.Energy([]int64{0, 0, 0, 0, 0}, []int64{1500, 2_000_000_000, 250_000, 7, 9})
-	if !ok || e != [rails]float64{CPU: 1.5, GPU: 2, ANE: 0.25} || moved != [rails]bool{CPU: true, GPU: true, ANE: true} {
-		t.Errorf("energy %v, moved %v, ok %v", e, moved, ok)
+	e, moved, back := p.Energy([]int64{0, 0, 0, 0, 0}, []int64{1500, 2_000_000_000, 250_000, 7, 9})
+	if back != [rails]bool{} || e != [rails]float64{CPU: 1.5, GPU: 2, ANE: 0.25} || moved != [rails]bool{CPU: true, GPU: true, ANE: true} {
+		t.Errorf("energy %v, moved %v, back %v", e, moved, back)
 	}
 	if p.Has.DRAM || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `"DRAM"`) || !strings.Contains(p.Warnings[0], "kWh") {
 		t.Errorf("has DRAM %v, warnings %q: want DRAM left out and named", p.Has.DRAM, p.Warnings)
 	}
-	if _, _, ok := p.Energy([]int64{5, 0, 0, 0, 0}, []int64{4, 0, 0, 0, 0}); ok {
-		t.Error("a counter that went back read as energy")
+	if e, _, back := p.Energy([]int64{5, 0, 0, 0, 0}, []int64{4, 0, 0, 0, 0}); !back[CPU] || e[CPU] != 0 {
+		t.Errorf("a counter that went back read as %v J, back %v", e[CPU], back)
 	}
 	if !slices.Equal(p.names()[CPU], []string{"CPU Energy"}) {
 		t.Errorf("CPU from %q", p.names()[CPU])

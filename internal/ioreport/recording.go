@@ -115,10 +115,13 @@ type Recording struct {
 	plan   Plan
 	w      windows
 	smc    bool // a reading had the SMC's power
-	// last is when the last reading was taken; joined says that another
-	// recording starts at the next reading.
+	// last is where the last reading was placed; joined says that
+	// another recording starts at the next reading.
 	last   time.Time
 	joined bool
+	// smcReadings counts the readings with the SMC's power; unjudged is
+	// the line of a last reading left in doubt, with none after it.
+	smcReadings, unjudged int
 }
 
 // MaxLine bounds a recording's line: 364 channels take about 25 KB.
@@ -151,7 +154,7 @@ func NewRecording(r io.Reader) (*Recording, error) {
 	if rec.header.SchemaVersion != 1 {
 		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1: %w", rec.header.SchemaVersion, ErrNewerRecording)
 	}
-	rec.w.plan = &rec.plan
+	rec.w = newWindows(&rec.plan, rec.header.HWModel)
 	return rec, nil
 }
 
@@ -164,10 +167,19 @@ func (rec *Recording) ReadingName() string { return "reading" }
 // Warnings say what of the channels was left out, and why, and that the
 // system's power was not read where no reading has the SMC's.
 func (rec *Recording) Warnings() []string {
-	if !rec.smc && rec.n > 2 {
-		return append(slices.Clip(rec.plan.Warnings), NoSMC)
+	ws := slices.Clip(rec.plan.Warnings)
+	switch {
+	case !rec.smc && rec.n > 2:
+		ws = append(ws, NoSMC)
+	case rec.w.zeroSystem > 0 && rec.w.zeroSystem == rec.smcReadings:
+		ws = append(ws, ZeroSMC)
+	case rec.w.zeroSystem > 0:
+		ws = append(ws, fmt.Sprintf("the SMC's system power (PSTR) read 0 W in %d of %d readings: taken as no reading there, the system's power held from its neighbours", rec.w.zeroSystem, rec.smcReadings))
 	}
-	return rec.plan.Warnings
+	if rec.unjudged > 0 {
+		ws = append(ws, fmt.Sprintf("the last reading, at line %d, could not be true against the one before it, and no reading came after it to tell a glitch from a reset: the time from the reading before it is not measured", rec.unjudged))
+	}
+	return ws
 }
 
 // Next returns the window that ends at the next reading, a
@@ -175,6 +187,9 @@ func (rec *Recording) Warnings() []string {
 // where the counters went back or the channels changed, and io.EOF at
 // the end.
 func (rec *Recording) Next() (power.Sample, error) {
+	if o, ok := rec.w.pop(); ok {
+		return rec.hand(o)
+	}
 	for rec.sc.Scan() {
 		rec.n++
 		if len(bytes.TrimSpace(rec.sc.Bytes())) == 0 {
@@ -190,39 +205,68 @@ func (rec *Recording) Next() (power.Sample, error) {
 			// Another recording: a chain of its own, placed after the
 			// one before (whose end it cannot be measured from).
 			rec.joined = false
-			rec.plan = NewPlan(channels)
-			rec.w = windows{plan: &rec.plan}
-			rec.w.next(r)
+			rec.restart(channels, r)
 			return power.Sample{}, &power.BreakError{Source: Name, Err: fmt.Errorf("another recording starts at line %d: the file holds more than one", rec.n)}
 		}
 		if !slices.Equal(channels, rec.plan.Channels) {
-			started := rec.plan.Channels != nil
-			rec.plan = NewPlan(channels)
-			rec.w = windows{plan: &rec.plan}
-			if started {
-				rec.w.next(r)
+			if rec.plan.Channels != nil {
+				rec.restart(channels, r)
 				return power.Sample{}, &power.BreakError{Source: Name, Err: fmt.Errorf("the channels changed at line %d", rec.n)}
 			}
+			rec.plan = NewPlan(channels)
+			rec.w = newWindows(&rec.plan, rec.header.HWModel)
 		}
-		s, ok, err := rec.w.next(r)
-		if err != nil || ok {
-			s.HWModel, s.OSBuild = rec.header.HWModel, rec.header.OSBuild
-			return s, err
+		rec.push(r)
+		if o, ok := rec.w.pop(); ok {
+			return rec.hand(o)
 		}
 	}
 	if err := rec.sc.Err(); err != nil {
 		return power.Sample{}, err
 	}
+	if rec.w.pending() {
+		rec.unjudged = rec.w.held.Line
+	}
 	return power.Sample{}, io.EOF
+}
+
+// restart starts a chain of readings of channels at r, judged on their
+// own.
+func (rec *Recording) restart(channels []Channel, r Reading) {
+	rec.plan = NewPlan(channels)
+	rec.w = newWindows(&rec.plan, rec.header.HWModel)
+	rec.push(r)
+}
+
+// push hands r to the windows, and notes where the last reading was
+// placed (after a clock that went back, the windows place it later).
+func (rec *Recording) push(r Reading) {
+	if r.HasSystem {
+		rec.smcReadings++
+	}
+	rec.w.push(r)
+	if at := r.At.Add(rec.w.offset); at.After(rec.last) {
+		rec.last = at
+	}
+}
+
+// hand hands over what a reading gave, with the recording's machine.
+func (rec *Recording) hand(o outcome) (power.Sample, error) {
+	if o.err != nil {
+		return power.Sample{}, o.err
+	}
+	o.s.HWModel, o.s.OSBuild = rec.header.HWModel, rec.header.OSBuild
+	return o.s, nil
 }
 
 // errJoined is a header line after the first: another recording joined
 // on (cat a.ndjson b.ndjson).
 var errJoined = errors.New("another recording's header")
 
-// parse reads one line. A header, or a clock that goes back, starts
-// another recording: its readings are placed after the last one read,
-// at their wall-clock distance when that is ahead, else right after.
+// parse reads one line. A header starts another recording: its readings
+// are placed after the last one read, at their wall-clock distance when
+// that is ahead, else right after. A clock that goes back within a
+// recording is the windows' to judge: a lone reading, or a new course.
 func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
@@ -233,16 +277,14 @@ func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 		return Reading{}, nil, errJoined
 	}
 	at := rec.origin.Add(time.Duration(l.MonoNS))
-	if rec.origin.IsZero() || rec.joined || at.Before(rec.last) {
-		rec.joined = !rec.origin.IsZero()
+	if rec.origin.IsZero() || rec.joined {
 		rec.origin = time.Unix(0, l.UnixNS).Add(-time.Duration(l.MonoNS))
 		if at = rec.origin.Add(time.Duration(l.MonoNS)); !rec.last.IsZero() && !at.After(rec.last) {
 			rec.origin = rec.origin.Add(rec.last.Sub(at) + time.Millisecond)
 			at = rec.last.Add(time.Millisecond)
 		}
 	}
-	rec.last = at
-	r := Reading{At: at, Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels))}
+	r := Reading{At: at, Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels)), Line: rec.n}
 	channels := make([]Channel, len(l.Channels))
 	for i, raw := range l.Channels {
 		var f []json.RawMessage

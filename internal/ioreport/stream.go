@@ -40,9 +40,8 @@ type Stream struct {
 	hw, os   string
 
 	w        windows
-	bufs     [2][]int64 // a reading's counters, and the one before's
-	flip     int
-	noSMC    bool      // the first reading had no system's power
+	buf      []int64   // a reading's counters
+	noSMC    string    // why the first reading had no system's power, if it had none
 	next     time.Time // when the next reading is due
 	failed   int       // readings failed in a row
 	requests chan struct{}
@@ -63,9 +62,17 @@ type Stream struct {
 // counters still hold all the energy since the last that did not.
 const maxFailedReads = 5
 
+// firstWindow bounds the first window: the stream is ready with its
+// first window, and a command waits for that, whatever the interval.
+const firstWindow = 100 * time.Millisecond
+
+// soon is when a reading is taken after one held in doubt, which the
+// next judges: a window's span edge waits on it.
+const soon = 20 * time.Millisecond
+
 // NewStream subscribes to lib's channels and takes the first reading,
-// from which the first window runs. now is the monotonic clock (time.Now
-// when nil).
+// from which the first window runs, at most firstWindow later. now is
+// the monotonic clock (time.Now when nil).
 func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stream, error) {
 	if now == nil {
 		now = time.Now
@@ -80,31 +87,40 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 		lib.Close()
 		return nil, errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
 	}
-	s.w.plan = &s.plan
-	s.bufs = [2][]int64{make([]int64, len(channels)), make([]int64, len(channels))}
+	s.buf = make([]int64, len(channels))
 	s.hw, s.os = lib.Machine()
+	s.w = newWindows(&s.plan, s.hw)
 	first, err := s.read()
 	if err != nil {
 		lib.Close()
 		return nil, err
 	}
-	s.w.next(first)
-	s.noSMC = !first.HasSystem
-	s.next = first.At.Add(interval)
+	had := first.HasSystem
+	s.w.push(first)
+	switch {
+	case s.w.zeroSystem > 0:
+		s.noSMC = ZeroSMC
+	case !had:
+		s.noSMC = NoSMC
+	}
+	s.next = first.At.Add(min(interval, firstWindow))
 	return s, nil
 }
 
 // Warnings say what of the channels was left out, and why, and that the
 // system's power is not read where the SMC did not answer.
 func (s *Stream) Warnings() []string {
-	if s.noSMC {
-		return append(slices.Clip(s.plan.Warnings), NoSMC)
+	if s.noSMC != "" {
+		return append(slices.Clip(s.plan.Warnings), s.noSMC)
 	}
 	return s.plan.Warnings
 }
 
 // NoSMC says why a reading has no system's power.
 const NoSMC = "the SMC gave no system power (PSTR; a virtual machine has none): the whole Mac's power is not measured, only the SoC's and the memory's"
+
+// ZeroSMC says why a reading whose SMC gave 0 W has no system's power.
+const ZeroSMC = "the SMC's system power (PSTR) read 0 W, as on Macs that give no power information: taken as no system power, so the whole Mac's power is not measured, only the SoC's and the memory's"
 
 // read takes a reading of every channel and of the SMC.
 func (s *Stream) read() (Reading, error) {
@@ -113,9 +129,8 @@ func (s *Stream) read() (Reading, error) {
 	if s.closed {
 		return Reading{}, io.EOF
 	}
-	// Two buffers, in turn: the windows keep the reading before.
-	s.flip ^= 1
-	r := Reading{Values: s.bufs[s.flip]}
+	// One buffer: the windows keep what they need of it.
+	r := Reading{Values: s.buf}
 	if err := s.lib.Read(r.Values); err != nil {
 		return r, err
 	}
@@ -127,10 +142,14 @@ func (s *Stream) read() (Reading, error) {
 
 // Next waits for the next reading (at the interval, or at once when one
 // was asked for) and returns the window since the one before. It returns
-// io.EOF once the stream is stopped, and a *power.BreakError where a
-// counter went back.
+// io.EOF once the stream is stopped, a *power.BreakError where the
+// counters were reset, and a *power.ImplausibleError for a window that
+// cannot be true.
 func (s *Stream) Next() (power.Sample, error) {
 	for {
+		if o, ok := s.w.pop(); ok {
+			return s.hand(o)
+		}
 		t := time.NewTimer(s.next.Sub(s.now()))
 		select {
 		case <-s.stop:
@@ -153,20 +172,29 @@ func (s *Stream) Next() (power.Sample, error) {
 		}
 		s.failed = 0
 		// The next window runs from this reading, as powermetrics's run
-		// from the one a request ended.
+		// from the one a request ended; a reading in doubt is judged by
+		// one soon after it.
 		s.next = r.At.Add(s.interval)
-		smp, ok, err := s.w.next(r)
-		if err != nil {
-			s.mu.Lock()
-			s.breaks, s.lastBreak = s.breaks+1, err
-			s.mu.Unlock()
-			return power.Sample{}, err
-		}
-		if ok {
-			smp.HWModel, smp.OSBuild = s.hw, s.os
-			return smp, nil
+		s.w.push(r)
+		if s.w.pending() {
+			s.next = r.At.Add(min(s.interval, soon))
 		}
 	}
+}
+
+// hand hands over what a reading gave, counting breaks.
+func (s *Stream) hand(o outcome) (power.Sample, error) {
+	var be *power.BreakError
+	if errors.As(o.err, &be) {
+		s.mu.Lock()
+		s.breaks, s.lastBreak = s.breaks+1, o.err
+		s.mu.Unlock()
+	}
+	if o.err != nil {
+		return power.Sample{}, o.err
+	}
+	o.s.HWModel, o.s.OSBuild = s.hw, s.os
+	return o.s, nil
 }
 
 // Restarts says how many times the counters went back (a break in the

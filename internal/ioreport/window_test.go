@@ -3,6 +3,7 @@ package ioreport
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,17 @@ import (
 var t0 = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 
 func at(ms float64) time.Time { return t0.Add(time.Duration(ms * 1e6)) }
+
+// next pushes r and hands over the first thing it gave: a window (ok), a
+// refusal or a break (err), or nothing.
+func (w *windows) next(r Reading) (power.Sample, bool, error) {
+	w.push(r)
+	o, ok := w.pop()
+	if !ok {
+		return power.Sample{}, false, nil
+	}
+	return o.s, o.err == nil, o.err
+}
 
 // simple is a plan of one channel a rail, in mJ, nJ, mJ, mJ.
 func simple() *Plan {
@@ -28,7 +40,7 @@ func reading(ms float64, cpu, gpu, ane, dram int64, system float64) Reading {
 // over the measured time, and the system's energy the trapezoid over the
 // readings at its edges.
 func TestAWindowIsTheDifferenceOfTwoReadings(t *testing.T) {
-	w := windows{plan: simple()}
+	w := newWindows(simple(), "")
 	if _, ok, err := w.next(reading(0, 1000, 5e9, 0, 200, 40)); ok || err != nil {
 		t.Fatalf("the first reading gave a window: %v, %v", ok, err)
 	}
@@ -57,7 +69,7 @@ func TestTheSystemsEnergyIsTheTrapezoidOfItsReadings(t *testing.T) {
 		k := 2 * math.Pi / 7000
 		return 50*(b-a)/1000 - 10/k*(math.Cos(k*b)-math.Cos(k*a))/1000
 	}
-	w := windows{plan: simple()}
+	w := newWindows(simple(), "")
 	w.next(reading(0, 0, 0, 0, 0, pstr(0)))
 	var sum float64
 	for ms := 100.0; ms <= 5000; ms += 100 {
@@ -68,7 +80,7 @@ func TestTheSystemsEnergyIsTheTrapezoidOfItsReadings(t *testing.T) {
 		t.Errorf("system energy %.6f J, exact %.6f J: off by %.4f%%", sum, exact(0, 5000), 100*e)
 	}
 	// One reading with the SMC, the next without: it is held.
-	w = windows{plan: simple()}
+	w = newWindows(simple(), "")
 	w.next(reading(0, 0, 0, 0, 0, 30))
 	if s, _, _ := w.next(reading(200, 1, 0, 0, 0, -1)); math.Abs(s.Energy.System-6) > 1e-12 {
 		t.Errorf("a reading held over 200 ms: %v J, want 6", s.Energy.System)
@@ -78,7 +90,7 @@ func TestTheSystemsEnergyIsTheTrapezoidOfItsReadings(t *testing.T) {
 // Where the system's energy comes out below the SoC's own (its reading
 // lags the counters), the SoC's is taken, and the window says so.
 func TestASystemBelowTheSoCIsRaisedToIt(t *testing.T) {
-	w := windows{plan: simple()}
+	w := newWindows(simple(), "")
 	w.next(reading(0, 0, 0, 0, 0, 5))
 	s, _, _ := w.next(reading(100, 2000, 0, 0, 0, 5)) // 20 W of CPU, 5 W of system
 	if s.Energy.System != s.Energy.Total || s.Quirks&power.SystemRaised == 0 {
@@ -86,25 +98,29 @@ func TestASystemBelowTheSoCIsRaisedToIt(t *testing.T) {
 	}
 	// The memory is under the SMC's power too: 20 W of CPU and 10 W of
 	// DRAM under 25 W of system take 30 W.
-	w = windows{plan: simple()}
+	w = newWindows(simple(), "")
 	w.next(reading(0, 0, 0, 0, 0, 25))
 	if s, _, _ := w.next(reading(100, 2000, 0, 0, 1000, 25)); math.Abs(s.Energy.System-3) > 1e-12 || s.Quirks&power.SystemRaised == 0 {
 		t.Errorf("system %v J over CPU %v J and DRAM %v J, quirks %v; want 3 J", s.Energy.System, s.Energy.CPU, s.Energy.DRAM, s.Quirks)
 	}
 }
 
-// A counter that goes back (the counters were reset) is a break, never
-// negative energy; the reading starts the next window.
-func TestACounterThatGoesBackIsABreak(t *testing.T) {
-	w := windows{plan: simple()}
+// A counter that goes back and goes on from there (the counters were
+// reset) is a break, never negative energy, judged by the reading after
+// it: the chain starts again from the reset's reading.
+func TestACounterThatGoesBackAndGoesOnIsAReset(t *testing.T) {
+	w := newWindows(simple(), "")
 	w.next(reading(0, 5000, 0, 0, 0, 10))
-	_, ok, err := w.next(reading(100, 10, 0, 0, 0, 10))
-	var be *power.BreakError
-	if ok || !errors.As(err, &be) || be.Source != Name {
-		t.Fatalf("ok %v, err %v: want a break of ioreport", ok, err)
+	if _, ok, err := w.next(reading(100, 10, 0, 0, 0, 10)); ok || err != nil {
+		t.Fatalf("the reading that went back gave %v, %v: want it held, in doubt", ok, err)
 	}
-	if s, ok, err := w.next(reading(200, 110, 0, 0, 0, 10)); !ok || err != nil || math.Abs(s.Energy.CPU-0.1) > 1e-12 {
-		t.Errorf("the window after: %v J, %v, %v", s.Energy.CPU, ok, err)
+	_, ok, err := w.next(reading(200, 110, 0, 0, 0, 10))
+	var be *power.BreakError
+	if ok || !errors.As(err, &be) || be.Source != Name || !strings.Contains(err.Error(), "the CPU's counter went back by 4.99 J") {
+		t.Fatalf("ok %v, err %v: want a break of ioreport naming the CPU", ok, err)
+	}
+	if o, ok := w.pop(); !ok || o.err != nil || math.Abs(o.s.Energy.CPU-0.1) > 1e-12 || o.s.Window != 100*time.Millisecond {
+		t.Errorf("the window after the reset: %+v, %v: want 0.1 J over 100 ms from the reset's reading", o.s.Energy, o.err)
 	}
 }
 
@@ -112,7 +128,7 @@ func TestACounterThatGoesBackIsABreak(t *testing.T) {
 // batched (macOS publishes some counters every 2 s or so); one that stays
 // still past that, while the system's power moves, is stuck.
 func TestBatchedAndStuckCounters(t *testing.T) {
-	w := windows{plan: simple()}
+	w := newWindows(simple(), "")
 	w.next(reading(0, 0, 0, 0, 0, 20))
 	var got []power.Quirk
 	cpu := int64(0)
@@ -120,7 +136,7 @@ func TestBatchedAndStuckCounters(t *testing.T) {
 		if i%20 == 0 && i <= 20 {
 			cpu += 2000 // a batch, after 2 s
 		}
-		s, _, _ := w.next(reading(float64(i*100), cpu, int64(i)*1e8, 0, 0, 20+float64(i%3)))
+		s, _, _ := w.next(reading(float64(i*100), cpu, int64(i)*1e8, 0, int64(i)*100, 20+float64(i%3)))
 		got = append(got, s.Quirks)
 	}
 	count := func(q power.Quirk, from, to int) (n int) {
