@@ -248,8 +248,10 @@ func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, 
 	}
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	meter, err := source.Start(startCtx, opts)
-	if stopStart() && err == nil {
-		meter.Stop()
+	if stopStart() {
+		if err == nil {
+			meter.Stop()
+		}
 		return nil, cli.Fail(errors.New(nothing))
 	}
 	if err != nil {

@@ -27,6 +27,9 @@ type runOptions struct {
 	files  windowFiles
 }
 
+// notRun says that a signal came before the command started.
+const notRun = "interrupted before the command started; it was not run"
+
 func newRunCmd(s *cli.Streams) *cobra.Command {
 	var o runOptions
 	c := &cobra.Command{
@@ -72,7 +75,9 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	meter, err := source.Start(startCtx, o.sourceOptions(s.Getenv, "exopower run -- "+output.ShellQuote(o.argv)))
 	if err != nil {
-		stopStart()
+		if stopStart() {
+			return cli.Fail(errors.New(notRun))
+		}
 		return err
 	}
 	var windows output.WindowLog
@@ -83,7 +88,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	span := meter.Begin(startCtx, onWindow)
 	if stopStart() {
 		meter.Stop()
-		return cli.Fail(errors.New("interrupted before the command started; it was not run"))
+		return cli.Fail(errors.New(notRun))
 	}
 	p, err := child.Start(cmd)
 	if err != nil {

@@ -147,6 +147,10 @@ func ready(ctx context.Context, meter *sampler.Sampler) (*sampler.Sampler, error
 	// begun now waits for the sample it asks for, not for that one.
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Ended by the user (Ctrl-C), not a usage error.
+			return nil, cli.Fail(errors.New("interrupted before the first reading; nothing was measured"))
+		}
 		return nil, err
 	}
 	return meter, nil
