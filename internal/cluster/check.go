@@ -3,9 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"github.com/exopower/exopower/internal/power"
 	"time"
 
-	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -90,7 +90,7 @@ func checkReading(r *wire.Reading, ended bool) error {
 	}
 	secs := float64(s.DurationSeconds)
 	switch {
-	case !(secs >= 0 && secs <= powermetrics.MaxWindow.Seconds()):
+	case !(secs >= 0 && secs <= power.MaxWindow.Seconds()):
 		return fmt.Errorf("duration_seconds %v is implausible: negative, or longer than a week", secs)
 	case !(s.Coverage >= 0 && s.Coverage <= 1):
 		return fmt.Errorf("coverage %v is outside [0, 1]", float64(s.Coverage))
@@ -118,7 +118,7 @@ func checkLine(l *wire.SampleLine, since time.Duration) error {
 		return fmt.Errorf("schema_version %d, where this exopower reads %d (is one of them out of date?)", l.SchemaVersion, wire.SchemaVersion)
 	case l.Type != "sample":
 		return fmt.Errorf("type %q, where a window's is \"sample\"", l.Type)
-	case !(l.WindowSeconds >= 0 && float64(l.WindowSeconds) <= powermetrics.MaxWindow.Seconds()):
+	case !(l.WindowSeconds >= 0 && float64(l.WindowSeconds) <= power.MaxWindow.Seconds()):
 		return fmt.Errorf("window_seconds %v is implausible: negative, or longer than a week", float64(l.WindowSeconds))
 	}
 	if err := checkTime("time", l.Time); err != nil {
@@ -133,16 +133,16 @@ func checkLine(l *wire.SampleLine, since time.Duration) error {
 }
 
 // checkPower checks the components of field, powers: each a number from
-// 0 to powermetrics.MaxPowerWatts, as the powermetrics decoder checks
-// each component of a window.
+// 0 to power.MaxWatts, the most exopower believes of any Mac (a node's
+// own source has held each of its windows to its Mac's own bounds).
 func checkPower(field string, c wire.Components) error {
-	return checkComponents(field, c, powermetrics.MaxPowerWatts, fmt.Sprintf("over %d kW", powermetrics.MaxPowerWatts/1000))
+	return checkComponents(field, c, power.MaxWatts, fmt.Sprintf("over %d kW", power.MaxWatts/1000))
 }
 
 // checkEnergy checks the components of field, energies over secs: each
-// a number from 0 to what powermetrics.MaxPowerWatts gives over secs.
+// a number from 0 to what power.MaxWatts gives over secs.
 func checkEnergy(field string, c wire.Components, secs float64) error {
-	return checkComponents(field, c, powermetrics.MaxPowerWatts*secs, fmt.Sprintf("over %d kW for %.3g s", powermetrics.MaxPowerWatts/1000, secs))
+	return checkComponents(field, c, power.MaxWatts*secs, fmt.Sprintf("over %d kW for %.3g s", power.MaxWatts/1000, secs))
 }
 
 func checkComponents(field string, c wire.Components, most float64, over string) error {

@@ -79,11 +79,11 @@ func TestAHostileNodeIsRefusedOrLostAndTheTotalWrittenWithoutIt(t *testing.T) {
 		{"a span opened elsewhere", "open", func(**fakeNode) http.HandlerFunc { return redirect }, "exopower follows no redirect"},
 
 		{"a negative energy", "end", func(n **fakeNode) http.HandlerFunc { return mutated(n, energy(-5000)) }, "energy_joules.total -5000 is implausible: negative"},
-		{"an energy of 1e308 J", "end", func(n **fakeNode) http.HandlerFunc { return mutated(n, energy(1e308)) }, "energy_joules.total 1e+308 is implausible: over 10 kW"},
+		{"an energy of 1e308 J", "end", func(n **fakeNode) http.HandlerFunc { return mutated(n, energy(1e308)) }, "energy_joules.total 1e+308 is implausible: over 2 kW"},
 		{"an energy of NaN as a string", "end", func(n **fakeNode) http.HandlerFunc { return mutated(n, energy("NaN")) }, "cannot unmarshal string"},
-		{"an average beyond 10 kW", "end", func(n **fakeNode) http.HandlerFunc {
+		{"an average beyond 2 kW", "end", func(n **fakeNode) http.HandlerFunc {
 			return mutated(n, func(m map[string]any) { m["avg_power_watts"].(map[string]any)["gpu"] = 1e5 })
-		}, "avg_power_watts.gpu 100000 is implausible: over 10 kW"},
+		}, "avg_power_watts.gpu 100000 is implausible: over 2 kW"},
 		{"a system's energy below zero", "end", func(n **fakeNode) http.HandlerFunc {
 			return mutated(n, func(m map[string]any) { m["energy_joules"].(map[string]any)["system"] = -1 })
 		}, "energy_joules.system -1 is implausible"},

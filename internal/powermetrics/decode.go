@@ -27,13 +27,9 @@ const MaxDocumentSize = 16 << 20
 // the fast path follows 68, so 128 refuses only documents built to harm.
 const MaxNesting = 128
 
-// MaxPowerWatts bounds any one component's power: an SoC drawing more than
-// 10 kW is a broken document, not a measurement.
-const MaxPowerWatts = 10_000
-
 // MaxWindow bounds elapsed_ns. A window can be long when the Mac slept, but
 // a week-long window is a broken document.
-const MaxWindow = 7 * 24 * time.Hour
+const MaxWindow = power.MaxWindow
 
 const readChunk = 64 << 10
 
@@ -362,20 +358,22 @@ func (d *document) sample() (power.Sample, error) {
 		// carries the energy.
 		gpuEnergy = d.GPU.GPUEnergy
 	}
-	if s.Power.CPU, s.Energy.CPU, s.Has.CPU, err = component("cpu", p.CPUPower, p.CPUEnergy, window); err != nil {
+	// Each rail is held to what this Mac can draw.
+	b := power.BoundsOf(d.HWModel)
+	if s.Power.CPU, s.Energy.CPU, s.Has.CPU, err = component(power.CPU, p.CPUPower, p.CPUEnergy, window, b); err != nil {
 		return power.Sample{}, err
 	}
-	if s.Power.GPU, s.Energy.GPU, s.Has.GPU, err = component("gpu", p.GPUPower, gpuEnergy, window); err != nil {
+	if s.Power.GPU, s.Energy.GPU, s.Has.GPU, err = component(power.GPU, p.GPUPower, gpuEnergy, window, b); err != nil {
 		return power.Sample{}, err
 	}
-	if s.Power.ANE, s.Energy.ANE, s.Has.ANE, err = component("ane", p.ANEPower, p.ANEEnergy, window); err != nil {
+	if s.Power.ANE, s.Energy.ANE, s.Has.ANE, err = component(power.ANE, p.ANEPower, p.ANEEnergy, window, b); err != nil {
 		return power.Sample{}, err
 	}
 	if !s.Has.CPU && !s.Has.GPU && !s.Has.ANE {
 		return power.Sample{}, ErrNoPowerData
 	}
 	s.Power, s.Energy = s.Power.Summed(), s.Energy.Summed()
-	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower); err != nil {
+	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower, window, b); err != nil {
 		return power.Sample{}, err
 	}
 	return s, nil
@@ -398,22 +396,25 @@ func (d *document) window() (time.Duration, error) {
 }
 
 // component reads one component's power (mW) and energy (mJ) into watts
-// and joules over window; has is false when the document has neither.
-func component(name string, power, energy *number, window time.Duration) (watts, joules float64, has bool, err error) {
-	if power == nil && energy == nil {
+// and joules over window; has is false when the document has neither. A
+// power beyond what the Mac can draw (b) is a *power.ImplausibleError.
+func component(rail power.Rail, pw, energy *number, window time.Duration, b power.Bounds) (watts, joules float64, has bool, err error) {
+	if pw == nil && energy == nil {
 		return 0, 0, false, nil
 	}
+	name := rail.Label()
 	secs := window.Seconds()
 	if energy != nil {
 		joules = float64(*energy) / 1000
-		if !plausible(joules / secs) {
-			return 0, 0, false, fmt.Errorf("%w: %s_energy %g mJ over %v", ErrImplausible, name, float64(*energy), window)
+		if !plausible(joules/secs, b.Of(rail)) {
+			return 0, 0, false, &power.ImplausibleError{Rail: rail, Watts: joules / secs, Window: window, Bounds: b,
+				Detail: fmt.Sprintf("%s_energy %g mJ", name, float64(*energy))}
 		}
 	}
 	switch {
-	case power == nil:
+	case pw == nil:
 		watts = joules / secs
-	case energy != nil && consistent(float64(*power)/1000, joules/secs):
+	case energy != nil && consistent(float64(*pw)/1000, joules/secs):
 		// powermetrics derives the power from the whole millijoules
 		// and writes it with six digits: the energy is the same
 		// number, to more digits. Where they differ by more, the
@@ -421,10 +422,11 @@ func component(name string, power, energy *number, window time.Duration) (watts,
 		// shortens it), and the power is the better average.
 		watts = joules / secs
 	default:
-		watts = float64(*power) / 1000
+		watts = float64(*pw) / 1000
 	}
-	if !plausible(watts) {
-		return 0, 0, false, fmt.Errorf("%w: %s_power %g mW", ErrImplausible, name, watts*1000)
+	if !plausible(watts, b.Of(rail)) {
+		return 0, 0, false, &power.ImplausibleError{Rail: rail, Watts: watts, Window: window, Bounds: b,
+			Detail: fmt.Sprintf("%s_power %g mW", name, watts*1000)}
 	}
 	if energy == nil {
 		joules = watts * secs
@@ -436,13 +438,14 @@ func component(name string, power, energy *number, window time.Duration) (watts,
 // has it, and reports whether it disagrees with the sum of v's components.
 // The total is that sum, what users add up from the components shown:
 // combined_power only checks it.
-func combinedPower(v power.Values, combined *number) (watts float64, disagrees bool, err error) {
+func combinedPower(v power.Values, combined *number, window time.Duration, b power.Bounds) (watts float64, disagrees bool, err error) {
 	if combined == nil {
 		return 0, false, nil
 	}
 	watts = float64(*combined) / 1000
-	if !plausible(watts) {
-		return 0, false, fmt.Errorf("%w: combined_power %g mW", ErrImplausible, float64(*combined))
+	if !plausible(watts, b.SoC) {
+		return 0, false, &power.ImplausibleError{Rail: -1, Total: true, Watts: watts, Window: window, Bounds: b,
+			Detail: fmt.Sprintf("combined_power %g mW", float64(*combined))}
 	}
 	// combined_power and each component's power are written with six
 	// significant digits, and a component taken from its energy is the
@@ -451,7 +454,8 @@ func combinedPower(v power.Values, combined *number) (watts float64, disagrees b
 	return watts, math.Abs(watts-v.Total) > slack, nil
 }
 
-func plausible(w float64) bool { return w >= 0 && w <= MaxPowerWatts }
+// plausible says whether w watts can be a rail's whose bound is most.
+func plausible(w, most float64) bool { return w >= 0 && w <= most }
 
 // consistent reports whether written, a power printed with six significant
 // digits, is exact rounded to them.

@@ -86,7 +86,7 @@ func TestDecodeValuesAreTheDocumentsOwn(t *testing.T) {
 	}{
 		{108 * time.Millisecond, 0.431, 0.052, 0},
 		{95 * time.Millisecond, 7.5, 3.25, 1.001},
-		{1009 * time.Millisecond, 80.123, 72.607, 0.5}, // more than 70,000 mJ
+		{1009 * time.Millisecond, 80.123, 52.607, 0.5}, // more than 70,000 mJ
 	}
 	var docs [][]byte
 	for _, w := range windows {
@@ -675,4 +675,26 @@ func TestDecodeSplitsADocumentCutShortFromTheNextOne(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A window is held to what its Mac can draw: 200 W of CPU is beyond an
+// M1 MacBook Pro's SoC, refused naming the CPU, its power and the bound,
+// and within an M2 Ultra's (it was held to 10 kW whatever the Mac).
+func TestAWindowIsHeldToWhatItsMacCanDraw(t *testing.T) {
+	for _, c := range []struct {
+		layout string
+		refuse bool
+	}{{"m1", true}, {"ultra", false}} {
+		d := fakepm.Document{Elapsed: 100 * time.Millisecond, Timestamp: time.Date(2025, 7, 8, 5, 36, 24, 0, time.UTC),
+			Energy: fakepm.Watts{20, 1, 0}, Layout: fakepm.Layouts[c.layout], OSBuild: "24F74", Samplers: allSamplers, GPUIdle: math.NaN()}
+		samples, errs := decodeAll(t, bytes.NewReader(d.Append(nil)))
+		var ie *power.ImplausibleError
+		switch {
+		case c.refuse && (len(errs) != 1 || !errors.As(errs[0], &ie) || ie.Rail != power.CPU ||
+			!strings.Contains(errs[0].Error(), "the CPU reads 200 W over 100ms, beyond the 150 W that a Mac with a plain M1 to M5 can draw")):
+			t.Errorf("%s: samples %d, errors %v: want the CPU's window refused", c.layout, len(samples), errs)
+		case !c.refuse && (len(errs) != 0 || len(samples) != 1):
+			t.Errorf("%s: samples %d, errors %v: want the window", c.layout, len(samples), errs)
+		}
+	}
 }

@@ -35,8 +35,8 @@ var (
 	// ErrTooDeep: the document's elements nest deeper than MaxNesting.
 	ErrTooDeep = fmt.Errorf("%w: nested more than %d levels deep, where powermetrics nests about 10", ErrMalformed, MaxNesting)
 	// ErrImplausible: a value is negative, not a number, or beyond
-	// what an SoC can draw.
-	ErrImplausible = errors.New("implausible value")
+	// what the Mac can draw (a *power.ImplausibleError names the rail).
+	ErrImplausible = power.ErrImplausible
 )
 
 // EndsStream reports whether an error from a Decoder's Next ends the
