@@ -230,6 +230,15 @@ func TestABatchIsJudgedOverTheTimeItStood(t *testing.T) {
 	if len(errs) != 0 || math.Abs(e.CPU-cpuW*4) > 3e-3 || len(ws) != 1 || !strings.Contains(ws[0], "the CPU's energy counter moved in a step after standing still for 3.0 s") {
 		t.Errorf("CPU %v J, errors %v, warnings %q", e.CPU, errs, ws)
 	}
+	// The batch's window holds 30 J in 100 ms, 300 W over it alone: a
+	// peak counts it at the 10 W it drew over the 3 s it accrued.
+	for i := range ss {
+		if ss[i].Quirks&power.CounterBatched != 0 {
+			if p := ss[i].PeakPower(); math.Abs(p.CPU-cpuW) > 0.01 || math.Abs(ss[i].Power.CPU-300) > 0.1 || math.Abs(p.Total-p.CPU-gpuW) > 0.01 {
+				t.Errorf("the batch's window: power %v W, as a peak %v W (total %v W)", ss[i].Power.CPU, p.CPU, p.Total)
+			}
+		}
+	}
 }
 
 // The bounds are the Mac's: 150 W of CPU is beyond an M1 MacBook Air's

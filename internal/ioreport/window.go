@@ -419,7 +419,7 @@ func (w *windows) emit(a, b *Reading) {
 	w.index++
 	s.Energy = power.Values{CPU: e[CPU], GPU: e[GPU], ANE: e[ANE], DRAM: e[DRAM]}.Summed()
 	if dt >= telling {
-		w.habits(&s, a.At, b.At, moved, a.System != b.System || len(w.mids) > 0)
+		w.habits(&s, e, a.At, b.At, moved, a.System != b.System || len(w.mids) > 0)
 	}
 	w.note(a, b)
 	w.systemEnergy(&s, a, b)
@@ -495,7 +495,7 @@ func (w *windows) systemEnergy(s *power.Sample, a, b *Reading) {
 // the others moved (batched), standing still for longer than a batch
 // (stuck, while the others and the system's power move), or for less
 // (still: a batch to come). Each rail's note says how long it stood.
-func (w *windows) habits(s *power.Sample, from, at time.Time, moved [rails]bool, systemMoved bool) {
+func (w *windows) habits(s *power.Sample, e [rails]float64, from, at time.Time, moved [rails]bool, systemMoved bool) {
 	for _, r := range power.HabitRails {
 		if !w.plan.Has.Has(r) {
 			continue
@@ -506,9 +506,11 @@ func (w *windows) habits(s *power.Sample, from, at time.Time, moved [rails]bool,
 		}
 		var q power.Quirk
 		var stood time.Duration
+		var level float64
 		switch {
 		case moved[r] && !w.still[r].IsZero():
 			q, stood = power.CounterBatched, at.Sub(w.still[r])
+			level = e[r] / stood.Seconds()
 			w.still[r] = time.Time{}
 		case moved[r] || !others:
 		default:
@@ -520,7 +522,7 @@ func (w *windows) habits(s *power.Sample, from, at time.Time, moved [rails]bool,
 				q = power.CounterFlat
 			}
 		}
-		s.Rails[r] = power.RailNote{Quirks: q, Stood: stood}
+		s.Rails[r] = power.RailNote{Quirks: q, Stood: stood, Level: level}
 		s.Quirks |= q
 	}
 }

@@ -113,7 +113,9 @@ func (sp *Span) note(w Window, l *ledger, interval time.Duration, noun string, s
 	sp.resolve(l)
 	sp.recent[sp.nrecent%recentSize] = undo{start: w.Start, peak: sp.peak, samples: sp.samples, quirks: sp.quirks}
 	sp.nrecent++
-	sp.peak = sp.peak.Max(w.Power)
+	// A batch's landing counts for the peak at its power over the time it
+	// accrued: its window's power is no power drawn (see PeakPower).
+	sp.peak = sp.peak.Max(smp.PeakPower())
 	sp.samples++
 	sp.has = sp.has.Or(smp.Has)
 	sp.quirks.Add(smp)
