@@ -106,7 +106,28 @@ func checkReading(r *wire.Reading, ended bool) error {
 	if err := checkPower("avg_power_watts", s.AvgPowerWatts); err != nil {
 		return err
 	}
+	if err := checkRails(s.Rails); err != nil {
+		return err
+	}
 	return checkPower("peak_power_watts", s.PeakPowerWatts)
+}
+
+// checkRails checks the rails' health a node gives: counts no lower
+// than zero, nor more than a span could hold, and stillness no longer
+// than a window may last.
+func checkRails(rails wire.Rails) error {
+	for i, r := range rails.List() {
+		name := "rails." + power.Rail(i).Label()
+		switch {
+		case r.RefusedWindows < 0 || r.RefusedWindows > maxSamples:
+			return fmt.Errorf("%s.refused_windows %d is implausible", name, r.RefusedWindows)
+		case r.Glitches < 0 || r.Glitches > maxSamples:
+			return fmt.Errorf("%s.glitches %d is implausible", name, r.Glitches)
+		case !(r.StillSeconds >= 0 && float64(r.StillSeconds) <= power.MaxWindow.Seconds()):
+			return fmt.Errorf("%s.still_seconds %v is implausible: negative, or longer than a week", name, float64(r.StillSeconds))
+		}
+	}
+	return nil
 }
 
 // checkLine checks a line of a stream of windows that began since ago,

@@ -151,6 +151,7 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 		sum.IntervalSeconds = wire.Num(math.Max(float64(sum.IntervalSeconds), float64(n.IntervalSeconds)))
 		energy, peak = energy.Add(n.EnergyJoules.Values()), peak.Add(n.PeakPowerWatts.Values())
 		sum.Samples += n.Samples
+		sum.Rails.Add(n.Rails)
 		sum.Coverage = wire.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
 		unc += 2 * float64(n.RoundTripSeconds) * float64(n.PeakPowerWatts.Total)
 		for _, w := range n.Warnings {

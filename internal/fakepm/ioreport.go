@@ -67,6 +67,12 @@ type IOReport struct {
 	prof   Profile
 	mode   string
 	back   int // reads after which the counters reset; 0: never
+	// zeroEvery makes every so many reads' CPU counter 0, as the binding
+	// writes for a channel with no simple value; 0: never.
+	zeroEvery int
+	// jumpAt makes the CPU's counter jump by 1e15 J at that read and go
+	// on from there; 0: never.
+	jumpAt int
 	origin time.Time
 	now    func() time.Time
 	mu     sync.Mutex
@@ -77,7 +83,10 @@ type IOReport struct {
 // NewIOReport opens the fake over prof. mode, from FAKEPM_IOREPORT, makes
 // it behave as some Macs do: "batched" publishes the mJ counters every 2 s
 // only; "cpu-stuck" never moves the CPU's counter; "no-smc" has no SMC;
-// "back-after=N" resets the counters after N reads.
+// "back-after=N" resets the counters after N reads; "cpu-zero-every=N"
+// reads the CPU's counter as 0 every N reads (a glitch, the energy still
+// counted behind it); "cpu-jump-at=N" makes the CPU's counter jump by
+// 1e15 J at read N and go on from there.
 func NewIOReport(prof Profile, mode string, now func() time.Time) *IOReport {
 	if now == nil {
 		now = time.Now
@@ -85,6 +94,12 @@ func NewIOReport(prof Profile, mode string, now func() time.Time) *IOReport {
 	f := &IOReport{prof: prof, mode: mode, origin: now(), now: now}
 	if n, ok := strings.CutPrefix(mode, "back-after="); ok {
 		f.back, _ = strconv.Atoi(n)
+	}
+	if n, ok := strings.CutPrefix(mode, "cpu-zero-every="); ok {
+		f.zeroEvery, _ = strconv.Atoi(n)
+	}
+	if n, ok := strings.CutPrefix(mode, "cpu-jump-at="); ok {
+		f.jumpAt, _ = strconv.Atoi(n)
 	}
 	return f
 }
@@ -114,9 +129,10 @@ func (f *IOReport) Read(values []int64) error {
 		e, eb, dram = Watts{}, Watts{}, 0
 	}
 	cpu := eb[0]
-	if f.mode == "cpu-stuck" {
+	if f.mode == "cpu-stuck" || f.zeroEvery > 0 && f.reads%f.zeroEvery == 0 {
 		cpu = 0
 	}
+
 	for i, c := range FakeChannels {
 		var j float64
 		switch c.Name {
@@ -136,6 +152,9 @@ func (f *IOReport) Read(values []int64) error {
 			j = dram
 		}
 		values[i] = int64(math.Floor(j / unitJoules(c.Unit)))
+		if c.Name == "CPU Energy" && f.jumpAt > 0 && f.reads >= f.jumpAt {
+			values[i] += 1e18 // 1e15 J, added in whole counts: no float64 holds both
+		}
 	}
 	return nil
 }

@@ -53,6 +53,7 @@ func NewSummary(r sampler.Result, started time.Time, interval time.Duration) *wi
 		EnergyJoules:    wire.NewComponents(r.Energy, r.Has),
 		AvgPowerWatts:   wire.NewComponents(r.Average, r.Has),
 		PeakPowerWatts:  wire.NewComponents(r.Peak, r.Has),
+		Rails:           wire.NewRails(r.Health),
 		Warnings:        warnings,
 	}
 }

@@ -113,7 +113,10 @@ func TestSummaryJSONHasEveryFieldAndNoTitle(t *testing.T) {
 		`"started_at":"2026-03-01T12:00:00Z","duration_seconds":2.5,"interval_seconds":0.1,"samples":25,"coverage":0.9987,` +
 		`"scope":"soc","source":{"tool":"powermetrics","hw_model":"Mac14,14","os_build":"23E224"},` +
 		`"energy_joules":{"total":12.5,"cpu":10,"gpu":2,"ane":0.5,"dram":null,"system":null},"avg_power_watts":{"total":5,"cpu":4,"gpu":0.8,"ane":0.2,"dram":null,"system":null},` +
-		`"peak_power_watts":{"total":7.8,"cpu":6,"gpu":1.5,"ane":0.3,"dram":null,"system":null},"warnings":[]}` + "\n"
+		`"peak_power_watts":{"total":7.8,"cpu":6,"gpu":1.5,"ane":0.3,"dram":null,"system":null},` +
+		`"rails":{"cpu":{"refused_windows":0,"glitches":0,"still_seconds":0},"gpu":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
+		`"ane":{"refused_windows":0,"glitches":0,"still_seconds":0},"dram":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
+		`"system":{"refused_windows":0,"glitches":0,"still_seconds":0}},"warnings":[]}` + "\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/exopower/exopower/internal/power"
 	"io"
 	"net/http"
 	"strings"
@@ -190,6 +191,11 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		Restarts:        restarts,
 		OpenSpans:       open,
 		OpenStreams:     streams,
+		Rails:           wire.NewRails(t.Health),
+		StillNowSeconds: map[string]wire.Num{},
+	}
+	for r, d := range t.Stood {
+		st.StillNowSeconds[power.Rail(r).Label()] = wire.Num(d.Seconds())
 	}
 	if st.SampleErrors == nil {
 		st.SampleErrors = map[string]int{}

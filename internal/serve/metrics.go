@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"slices"
 	"time"
+
+	"github.com/exopower/exopower/internal/power"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,6 +24,7 @@ type collector struct {
 	covered, samples, errors, restarts      *prometheus.Desc
 	lastSample, sourceInfo, buildInfo, open *prometheus.Desc
 	streams                                 *prometheus.Desc
+	railRefused, railGlitches, railStill    *prometheus.Desc
 }
 
 func newRegistry(s *Server) *prometheus.Registry {
@@ -55,12 +59,15 @@ func newCollector(s *Server) *collector {
 		buildInfo:    d("build_info", "The exopower build; always 1.", "version", "revision", "goversion"),
 		open:         d("open_spans", "Spans open now, not counting the streams of windows."),
 		streams:      d("open_streams", "Streams of windows (GET /v1/windows) open now: each holds a span, and open_spans + open_streams may reach 1024 at most."),
+		railRefused:  d("rail_refused_windows_total", "Windows refused because a rail's power in them could not be true (beyond what the Mac can draw, or negative), by rail: the window never enters any counter.", "component"),
+		railGlitches: d("rail_glitches_total", "Readings of a rail's energy counter dropped as bogus (a lone 0, a step and back), by rail: the energy across each is taken from the readings on either side.", "component"),
+		railStill:    d("rail_still_seconds", "How long a rail's energy counter has stood still now while the others moved, in seconds (0 while it moves), by rail: the CPU's and the memory's, which draw whenever the Mac is on; past 3 s it is stuck.", "component"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.energy, c.socEnergy, c.power, c.socPower, c.systemEnergy, c.systemPower, c.dramEnergy, c.dramPower, c.covered, c.samples,
-		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open, c.streams} {
+		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open, c.streams, c.railRefused, c.railGlitches, c.railStill} {
 		ch <- d
 	}
 }
@@ -113,6 +120,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.errors, float64(t.Refused[r]), r)
 	}
 	counter(c.restarts, float64(restarts))
+	// Each rail's health, where the source reports the rail: a rail going
+	// bad on a new macOS shows on the dashboard before anyone reads a
+	// warning.
+	for r := range power.NumRails {
+		if !t.Has.Has(r) {
+			continue
+		}
+		counter(c.railRefused, float64(t.Health[r].Refused), r.Label())
+		counter(c.railGlitches, float64(t.Health[r].Glitches), r.Label())
+		if slices.Contains(power.HabitRails, r) {
+			gauge(c.railStill, t.Stood[r].Seconds(), r.Label())
+		}
+	}
 	gauge(c.sourceInfo, 1, t.Source, t.HWModel, t.OSBuild)
 	gauge(c.buildInfo, 1, c.s.cfg.Version, c.s.cfg.Revision, c.s.cfg.GoVersion)
 	c.s.mu.Lock()

@@ -53,7 +53,10 @@ type Summary struct {
 	EnergyJoules    Components `json:"energy_joules"`
 	AvgPowerWatts   Components `json:"avg_power_watts"`
 	PeakPowerWatts  Components `json:"peak_power_watts"`
-	Warnings        []string   `json:"warnings"`
+	// Rails is what exopower refused to believe of each rail over the
+	// span, so that a rail going bad shows where it can be counted.
+	Rails    Rails    `json:"rails"`
+	Warnings []string `json:"warnings"`
 
 	// Nodes, in a run over several Macs (--node), are each node's own
 	// measurement of the span; the fields above are then the cluster's:
@@ -90,6 +93,55 @@ type NodeSummary struct {
 	// Lost is true when the node stopped answering: the fields hold what
 	// it had measured by its last answer.
 	Lost bool `json:"lost"`
+}
+
+// Rails holds each rail's health: one RailHealth per rail, as the JSON
+// names them.
+type Rails struct {
+	CPU    RailHealth `json:"cpu"`
+	GPU    RailHealth `json:"gpu"`
+	ANE    RailHealth `json:"ane"`
+	DRAM   RailHealth `json:"dram"`
+	System RailHealth `json:"system"`
+}
+
+// RailHealth is what exopower refused to believe of one rail.
+type RailHealth struct {
+	// RefusedWindows counts the windows refused because the rail's power
+	// in them could not be true (beyond what the Mac can draw).
+	RefusedWindows int `json:"refused_windows"`
+	// Glitches counts the readings of the rail dropped as bogus (a lone
+	// 0, a step and back), the energy across each taken from the
+	// readings on either side.
+	Glitches int `json:"glitches"`
+	// StillSeconds is the longest the rail's counter stood still while
+	// the others moved (the CPU's and the memory's only: the GPU and the
+	// ANE stand still when idle).
+	StillSeconds Num `json:"still_seconds"`
+}
+
+// NewRails takes the rails' health of h.
+func NewRails(h power.Health) Rails {
+	var r [power.NumRails]RailHealth
+	for i, x := range h {
+		r[i] = RailHealth{RefusedWindows: x.Refused, Glitches: x.Glitches, StillSeconds: Num(x.Stood.Seconds())}
+	}
+	return Rails{CPU: r[power.CPU], GPU: r[power.GPU], ANE: r[power.ANE], DRAM: r[power.DRAM], System: r[power.System]}
+}
+
+// List is the rails' health in power.Rail order.
+func (r *Rails) List() []*RailHealth {
+	return []*RailHealth{&r.CPU, &r.GPU, &r.ANE, &r.DRAM, &r.System}
+}
+
+// Add adds o's counts to r, and keeps the longer stillness of each rail.
+func (r *Rails) Add(o Rails) {
+	mine, theirs := r.List(), o.List()
+	for i := range mine {
+		mine[i].RefusedWindows += theirs[i].RefusedWindows
+		mine[i].Glitches += theirs[i].Glitches
+		mine[i].StillSeconds = max(mine[i].StillSeconds, theirs[i].StillSeconds)
+	}
 }
 
 // Source says where the numbers come from.
@@ -210,6 +262,11 @@ type Status struct {
 	OpenSpans       int            `json:"open_spans"`
 	OpenStreams     int            `json:"open_streams"`
 	LastWindow      *LastWindow    `json:"last_window"`
+	// Rails is what exopower refused to believe of each rail since serve
+	// started; StillNowSeconds, how long each rail's counter has stood
+	// still now while the others moved (0 while it moves), by rail.
+	Rails           Rails          `json:"rails"`
+	StillNowSeconds map[string]Num `json:"still_now_seconds"`
 }
 
 // LastWindow is the newest window of a serve's stream.
