@@ -64,9 +64,9 @@ var FakeChannels = []ioreport.Channel{
 
 // IOReport is the fake Library.
 type IOReport struct {
-	prof   Profile
-	mode   string
-	back   int // reads after which the counters reset; 0: never
+	prof Profile
+	mode string
+	back int // reads after which the counters reset; 0: never
 	// zeroEvery makes every so many reads' CPU counter 0, as the binding
 	// writes for a channel with no simple value; 0: never.
 	zeroEvery int
