@@ -3,6 +3,7 @@ package fakepm
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,8 @@ type IOReport struct {
 	mu     sync.Mutex
 	reads  int
 	closed bool
+	// selected are the channels a Read fills; nil: every one.
+	selected []int
 }
 
 // NewIOReport opens the fake over prof. mode, from FAKEPM_IOREPORT, makes
@@ -118,6 +121,9 @@ func (f *IOReport) Read(values []int64) error {
 		cpu = 0
 	}
 	for i, c := range FakeChannels {
+		if f.selected != nil && !slices.Contains(f.selected, i) {
+			continue // left as it is, as IOReport's binding does
+		}
 		var j float64
 		switch c.Name {
 		case "CPU Energy":
@@ -138,6 +144,14 @@ func (f *IOReport) Read(values []int64) error {
 		values[i] = int64(math.Floor(j / unitJoules(c.Unit)))
 	}
 	return nil
+}
+
+// Select makes the reads that follow fill only the channels at indices;
+// nil: every one.
+func (f *IOReport) Select(indices []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.selected = slices.Clone(indices)
 }
 
 func unitJoules(u string) float64 {

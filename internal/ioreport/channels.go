@@ -14,6 +14,7 @@ package ioreport
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/exopower/exopower/internal/power"
@@ -113,6 +114,21 @@ func NewPlan(channels []Channel) Plan {
 	}
 	p.Has = power.Reported{CPU: len(p.terms[CPU]) > 0, GPU: len(p.terms[GPU]) > 0, ANE: len(p.terms[ANE]) > 0, DRAM: len(p.terms[DRAM]) > 0}
 	return p
+}
+
+// Indices are the places in a reading of the channels the plan's rails
+// sum, in order, each once: all a stream needs read of the hundreds a
+// subscription holds (Library.Select). Empty, not nil, where the plan
+// reads none, since nil selects every channel.
+func (p *Plan) Indices() []int {
+	out := []int{}
+	for r := range rails {
+		for _, t := range p.terms[r] {
+			out = append(out, t.index)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Energy is each rail's energy between two readings of the plan's

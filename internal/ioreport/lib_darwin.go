@@ -5,6 +5,7 @@ package ioreport
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -147,6 +148,7 @@ type library struct {
 	sub, channels uintptr // the subscription, and the channels it reads
 	keyChannels   uintptr // the CFString "IOReportChannels"
 	n             int
+	selected      []int  // the channels Read reads; nil: every one
 	smc           uint32 // the SMC's connection; 0 where it did not open
 	pstr          systemPower
 }
@@ -211,15 +213,33 @@ func (l *library) Read(values []int64) error {
 	if n := int(cfArrayGetCount(items)); n != len(values) {
 		return fmt.Errorf("IOReport gave %d channels, where it had %d", n, len(values))
 	}
-	for i := range values {
-		v := iorSimpleGetInteger(cfArrayGetValueAtIndex(items, int64(i)), nil)
-		if v == -1<<63 { // INT64_MIN: not a simple channel
-			v = 0
+	if l.selected == nil {
+		for i := range values {
+			values[i] = simpleValue(cfArrayGetValueAtIndex(items, int64(i)))
 		}
-		values[i] = v
+		return nil
+	}
+	for _, i := range l.selected {
+		if i < 0 || i >= len(values) {
+			return fmt.Errorf("channel %d selected, of %d", i, len(values))
+		}
+		values[i] = simpleValue(cfArrayGetValueAtIndex(items, int64(i)))
 	}
 	return nil
 }
+
+// simpleValue reads a channel's counter: 0 where it has no simple value.
+func simpleValue(ch uintptr) int64 {
+	v := iorSimpleGetInteger(ch, nil)
+	if v == -1<<63 { // INT64_MIN: not a simple channel
+		v = 0
+	}
+	return v
+}
+
+// Select makes Read read only the channels at indices (two calls into
+// IOReport each), every one where nil.
+func (l *library) Select(indices []int) { l.selected = slices.Clone(indices) }
 
 // SystemPower reads PSTR.
 func (l *library) SystemPower() (float64, bool) {

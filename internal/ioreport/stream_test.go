@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,7 @@ type channelsOnly []ioreport.Channel
 
 func (c channelsOnly) Subscribe() ([]ioreport.Channel, error) { return c, nil }
 func (c channelsOnly) Read([]int64) error                     { return nil }
+func (c channelsOnly) Select([]int)                           {}
 func (c channelsOnly) SystemPower() (float64, bool)           { return 0, false }
 func (c channelsOnly) Machine() (string, string)              { return "", "" }
 func (c channelsOnly) Close() error                           { return nil }
@@ -182,5 +184,40 @@ func TestAStreamWithoutTheSoCsChannelsIsRefused(t *testing.T) {
 	lib := channelsOnly{{Group: ioreport.Group, Name: "ISP", Unit: "mJ"}, {Group: ioreport.Group, Name: "DRAM", Unit: "mJ"}}
 	if _, err := ioreport.NewStream(lib, time.Second, nil); err == nil || !strings.Contains(err.Error(), "no CPU, GPU or ANE energy channel") {
 		t.Errorf("NewStream: %v", err)
+	}
+}
+
+// selecting records what a stream selects of its Library.
+type selecting struct {
+	ioreport.Library
+	selected []int
+	calls    int
+}
+
+func (s *selecting) Select(indices []int) {
+	s.selected, s.calls = indices, s.calls+1
+	s.Library.Select(indices)
+}
+
+// A stream reads only the channels its plan sums: of the fake's ten, CPU
+// Energy, GPU Energy, ANE and DRAM, selected before the first reading.
+func TestAStreamSelectsTheChannelsItsPlanSums(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	lib := &selecting{Library: fakepm.NewIOReport(prof, "", nil)}
+	s, err := ioreport.NewStream(lib, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	var names []string
+	for _, i := range lib.selected {
+		names = append(names, fakepm.FakeChannels[i].Name)
+	}
+	if want := []string{"CPU Energy", "GPU Energy", "ANE", "DRAM"}; lib.calls != 1 || !slices.Equal(names, want) {
+		t.Errorf("selected %v (%d calls), want %v once", names, lib.calls, want)
+	}
+	s.RequestSample()
+	if smp, err := s.Next(); err != nil || smp.Energy.Total <= 0 {
+		t.Errorf("a window over the selected channels: %+v, %v", smp.Energy, err)
 	}
 }
