@@ -79,6 +79,7 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 	}
 	channels, err := lib.Subscribe()
 	if err != nil {
+		lib.Close() // a stream that does not start leaves nothing open
 		return nil, err
 	}
 	s := &Stream{lib: lib, plan: NewPlan(channels), interval: interval, now: now,

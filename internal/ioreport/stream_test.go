@@ -221,3 +221,78 @@ func TestAStreamSelectsTheChannelsItsPlanSums(t *testing.T) {
 		t.Errorf("a window over the selected channels: %+v, %v", smp.Energy, err)
 	}
 }
+
+// failing is a Library whose Subscribe or Read fails as told, and which
+// counts its Close calls.
+type failing struct {
+	ioreport.Library
+	subscribe, read error
+	closes          int
+}
+
+func (f *failing) Subscribe() ([]ioreport.Channel, error) {
+	if f.subscribe != nil {
+		return nil, f.subscribe
+	}
+	return f.Library.Subscribe()
+}
+
+func (f *failing) Read(values []int64) error {
+	if f.read != nil {
+		return f.read
+	}
+	return f.Library.Read(values)
+}
+
+func (f *failing) Close() error {
+	f.closes++
+	return f.Library.Close()
+}
+
+// brokenWriter fails every write.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// A stream or a recording that fails to start, or a recording that
+// fails on the way, closes its Library, so that nothing (the SMC's
+// connection, the subscription) is left open; the error is the one that
+// stopped it.
+func TestEveryFailedStartClosesTheLibrary(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	refused, gone := errors.New("IOReport refused the subscription"), errors.New("IOReport gave no sample")
+	for _, c := range []struct {
+		name            string
+		subscribe, read error
+		start           func(ioreport.Library) error
+		want            string
+	}{
+		{"a stream whose subscription fails", refused, nil, stream, refused.Error()},
+		{"a stream whose first reading fails", nil, gone, stream, gone.Error()},
+		{"a recording whose subscription fails", refused, nil, record(&bytes.Buffer{}), refused.Error()},
+		{"a recording whose reading fails", nil, gone, record(&bytes.Buffer{}), gone.Error()},
+		{"a recording that cannot be written", nil, nil, record(brokenWriter{}), "disk full"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lib := &failing{Library: fakepm.NewIOReport(prof, "", nil), subscribe: c.subscribe, read: c.read}
+			if err := c.start(lib); err == nil || err.Error() != c.want {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+			if lib.closes == 0 {
+				t.Error("the library was left open")
+			}
+		})
+	}
+}
+
+func stream(lib ioreport.Library) error {
+	_, err := ioreport.NewStream(lib, time.Hour, nil)
+	return err
+}
+
+func record(w io.Writer) func(ioreport.Library) error {
+	return func(lib ioreport.Library) error {
+		_, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, w)
+		return err
+	}
+}
