@@ -122,12 +122,14 @@ func (s *Stream) read() (Reading, error) {
 	if s.closed {
 		return Reading{}, io.EOF
 	}
-	// Two buffers, in turn: the windows keep the reading before.
-	s.flip ^= 1
-	r := Reading{Values: s.bufs[s.flip]}
+	// Two buffers, in turn: the windows keep the reading before. A
+	// reading that fails does not take its turn, so that the next one
+	// does not write over the reading before.
+	r := Reading{Values: s.bufs[s.flip^1]}
 	if err := s.lib.Read(r.Values); err != nil {
 		return r, err
 	}
+	s.flip ^= 1
 	r.System, r.HasSystem = s.lib.SystemPower()
 	r.At = s.now()
 	r.Unix = time.Now()

@@ -144,6 +144,32 @@ func TestAFailedReadingLosesNothingAndFiveInARowEndTheStream(t *testing.T) {
 	}
 }
 
+// However many readings fail in a row, the window after them holds all
+// the energy since the last good one: a failed reading does not take
+// the turn of the two buffers, so an odd number of them (one) did not
+// leave the next reading written over the one before, a window of 0 J.
+func TestAnyNumberOfFailedReadingsLosesNothing(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	for fails := 1; fails < 5; fails++ {
+		lib := &flaky{Library: fakepm.NewIOReport(prof, "", nil)}
+		s, err := ioreport.NewStream(lib, 10*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib.fails = fails
+		smp, err := s.Next()
+		s.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 5 %: the counters are cut to whole mJ, and the fake reads its
+		// clock a moment before the stream stamps the reading.
+		if e, want := smp.Energy.Total, 12.5*smp.Window.Seconds(); math.Abs(e-want) > 0.05*want {
+			t.Errorf("%d failed: window %v of %.4f J, want %.4f J", fails, smp.Window, e, want)
+		}
+	}
+}
+
 // Counters that go back are a break, and serve counts breaks as the
 // source's restarts.
 func TestCountersThatGoBackAreCountedAsRestarts(t *testing.T) {
