@@ -2,13 +2,15 @@
 // group and the SMC's system power (key PSTR), in process and without
 // root: the readings that powermetrics itself makes and writes out as XML.
 //
-// The part that needs a Mac is thin (lib_darwin.go): it hands a plain
-// snapshot (the channels' names and units once, then their cumulative
-// integer counters; the SMC's power in watts) to the code here, which runs
-// and is tested everywhere: which channels make which component, their
-// units, a window's energy as the exact difference of two readings, the
-// system's energy by the trapezoid over its readings, and what the
-// counters' habits mean for the numbers (quirks).
+// The part that needs a Mac is thin (lib.go, over the libraries that
+// lib_darwin.go names; on Linux, under the build tag ioreportfake, over a
+// fake of them, lib_fake.go): it hands a plain snapshot (the channels'
+// names and units once, then their cumulative integer counters; the
+// SMC's power in watts) to the code here, which runs and is tested
+// everywhere: which channels make which component, their units, a
+// window's energy as the exact difference of two readings, the system's
+// energy by the trapezoid over its readings, and what the counters'
+// habits mean for the numbers (quirks).
 package ioreport
 
 import (
