@@ -68,17 +68,27 @@ type scenario struct {
 }
 
 var scenarios = map[string]scenario{
-	"a Mac":                                  {"mac", aMac},
-	"only the selected channels are read":    {"mac", onlyTheSelected},
-	"a stream reads its plan's channels":     {"mac", aStream},
-	"a recording reads every channel":        {"mac", aRecording},
-	"a stream whose subscription is refused": {"no-subscription", streamFails("refused the subscription")},
-	"no sample after the first":              {"no-samples-later", readFails("gave no sample")},
-	"a channel fewer later":                  {"fewer-later", readFails("IOReport gave 7 channels, where it had 8")},
-	"no SMC":                                 {"no-smc", noSystemPower},
-	"an SMC that refuses":                    {"smc-refuses", noSystemPower},
-	"PSTR at 0 W":                            {"pstr-zero", zeroWatts},
-	"a channel with no simple value":         {"no-simple", notSimple},
+	"a Mac":                                   {"mac", aMac},
+	"only the selected channels are read":     {"mac", onlyTheSelected},
+	"a stream reads its plan's channels":      {"mac", aStream},
+	"a recording reads every channel":         {"mac", aRecording},
+	"no Energy Model group":                   {"no-group", subscribeFails("IOReport has no Energy Model group")},
+	"the channels not copied":                 {"no-copy", subscribeFails("could not be copied")},
+	"the subscription refused":                {"no-subscription", subscribeFails("refused the subscription")},
+	"a stream whose subscription is refused":  {"no-subscription", streamFails("refused the subscription")},
+	"no sample":                               {"no-samples", subscribeFails("gave no sample")},
+	"no sample after the first":               {"no-samples-later", readFails("gave no sample")},
+	"a sample without IOReportChannels":       {"no-key", subscribeFails(`no "IOReportChannels"`)},
+	"a later sample without IOReportChannels": {"no-key-later", readFails(`no "IOReportChannels"`)},
+	"a stream whose first reading fails":      {"no-key-later", streamFails(`no "IOReportChannels"`)},
+	"a NULL channel":                          {"null-channel", subscribeFails("no channel 3")},
+	"a later NULL channel":                    {"null-channel-later", readFails("no channel 3")},
+	"a channel fewer later":                   {"fewer-later", readFails("IOReport gave 7 channels, where it had 8")},
+	"no SMC":                                  {"no-smc", noSystemPower},
+	"an SMC that refuses":                     {"smc-refuses", noSystemPower},
+	"PSTR at 0 W":                             {"pstr-zero", zeroWatts},
+	"a channel with no simple value":          {"no-simple", notSimple},
+	"no matching dictionary for the SMC":      {"no-matching", noSystemPower},
 }
 
 // Every scenario passes in a process of its own.
@@ -196,8 +206,8 @@ func readsAt(t *testing.T, lib ioreport.Library, values []int64, k int) {
 }
 
 // A Mac: the channels named, the counters of each sample, PSTR through
-// key info and then its bytes; after Close nothing is left, and a second
-// Close does nothing.
+// key info and then its bytes; after Close nothing is left, a second
+// Close does nothing, and a read fails without calling into IOReport.
 func aMac(t *testing.T, f *fakeLib) {
 	lib := open(t)
 	values := subscribe(t, lib)
@@ -222,6 +232,9 @@ func aMac(t *testing.T, f *fakeLib) {
 	f.nothingLeft(t, "after Close")
 	if err := lib.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+	if err := lib.Read(values); err == nil {
+		t.Error("a read after Close did not fail")
 	}
 	if _, ok := lib.SystemPower(); ok {
 		t.Error("the SMC read after Close")
@@ -324,6 +337,19 @@ func aRecording(t *testing.T, f *fakeLib) {
 	}
 	lib.Close()
 	f.nothingLeft(t, "after Close")
+}
+
+// subscribeFails: the subscription fails with an error that says want;
+// Close leaves nothing.
+func subscribeFails(want string) func(*testing.T, *fakeLib) {
+	return func(t *testing.T, f *fakeLib) {
+		lib := open(t)
+		if _, err := lib.Subscribe(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Subscribe: %v, want an error saying %q", err, want)
+		}
+		lib.Close()
+		f.nothingLeft(t, "after Close")
+	}
 }
 
 // readFails: a read fails with an error that says want; Close leaves

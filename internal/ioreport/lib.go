@@ -5,6 +5,7 @@ package ioreport
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -161,12 +162,14 @@ func goString(s uintptr) string {
 // library is IOReport's Energy Model group, subscribed, and the SMC.
 type library struct {
 	sub, channels uintptr // the subscription, and the channels it reads
-	keyChannels   uintptr // the CFString "IOReportChannels"
-	n             int
+	keyChannels   uintptr // the CFString "IOReportChannels"; 0 once closed
 	selected      []int  // the channels Read reads; nil: every one
 	smc           uint32 // the SMC's connection; 0 where it did not open
 	pstr          systemPower
 }
+
+// errClosed is a call on a library closed already.
+var errClosed = errors.New("IOReport is closed")
 
 // Open subscribes to IOReport's Energy Model group and opens the SMC. An
 // SMC that does not open is no error: the system's power is then not
@@ -175,62 +178,122 @@ func Open() (Library, error) {
 	if loadErr != nil {
 		return nil, fmt.Errorf("IOReport: %w", loadErr)
 	}
-	l := &library{keyChannels: cfString("IOReportChannels")}
+	key := cfString("IOReportChannels")
+	if key == 0 {
+		return nil, errors.New("IOReport: Core Foundation made no string")
+	}
+	l := &library{keyChannels: key}
 	l.smc = openSMC()
 	l.pstr = systemPower{call: l.callSMC}
 	return l, nil
 }
 
 // Subscribe subscribes to the Energy Model group and names its channels.
+// Core Foundation's calls can give NULL, where passing it on would crash
+// inside C: each is checked.
 func (l *library) Subscribe() ([]Channel, error) {
-	group := cfString(Group)
-	all := iorCopyChannelsInGroup(group, 0, 0, 0, 0)
-	cfRelease(group)
-	if all == 0 {
-		return nil, errors.New("IOReport has no Energy Model group here")
+	channels, err := l.subscribe()
+	if err != nil {
+		return nil, err
 	}
-	l.channels = cfDictionaryCreateMutableCopy(0, cfDictionaryGetCount(all), all)
-	cfRelease(all)
+	return channels, nil
+}
+
+func (l *library) subscribe() ([]Channel, error) {
+	switch {
+	case l.keyChannels == 0:
+		return nil, errClosed
+	case l.sub != 0:
+		return nil, errors.New("IOReport is subscribed already")
+	}
+	desired, err := energyModel()
+	if err != nil {
+		return nil, err
+	}
 	var subscribed uintptr
-	l.sub = iorCreateSubscription(0, l.channels, &subscribed, 0, 0)
+	l.sub = iorCreateSubscription(0, desired, &subscribed, 0, 0)
 	if subscribed != 0 {
 		cfRelease(subscribed)
 	}
 	if l.sub == 0 {
+		cfRelease(desired)
 		return nil, errors.New("IOReport refused the subscription to its Energy Model group")
 	}
+	l.channels = desired // Close releases it, with the subscription
 	sample := iorCreateSamples(l.sub, l.channels, 0)
 	if sample == 0 {
 		return nil, errors.New("IOReport gave no sample of its Energy Model group")
 	}
 	defer cfRelease(sample)
-	items := cfDictionaryGetValue(sample, l.keyChannels)
-	l.n = int(cfArrayGetCount(items))
-	channels := make([]Channel, l.n)
+	items, err := l.items(sample)
+	if err != nil {
+		return nil, err
+	}
+	channels := make([]Channel, cfArrayGetCount(items))
 	for i := range channels {
 		ch := cfArrayGetValueAtIndex(items, int64(i))
+		if ch == 0 {
+			return nil, fmt.Errorf("IOReport's sample has no channel %d", i)
+		}
 		channels[i] = Channel{Group: goString(iorChannelGetGroup(ch)), Subgroup: goString(iorChannelGetSubGroup(ch)),
 			Name: goString(iorChannelGetName(ch)), Unit: goString(iorChannelGetUnitLabel(ch))}
 	}
 	return channels, nil
 }
 
-// Read takes a sample and reads each channel's cumulative counter: the
-// samples hold the counters themselves, and their differences are made
-// in Go. A channel with no simple value reads 0.
+// energyModel is a mutable copy of the Energy Model group's channels, as
+// a subscription takes them; the caller releases it.
+func energyModel() (uintptr, error) {
+	group := cfString(Group)
+	if group == 0 {
+		return 0, errors.New("IOReport: Core Foundation made no string")
+	}
+	all := iorCopyChannelsInGroup(group, 0, 0, 0, 0)
+	cfRelease(group)
+	if all == 0 {
+		return 0, errors.New("IOReport has no Energy Model group here")
+	}
+	desired := cfDictionaryCreateMutableCopy(0, cfDictionaryGetCount(all), all)
+	cfRelease(all)
+	if desired == 0 {
+		return 0, errors.New("IOReport's Energy Model channels could not be copied (CFDictionaryCreateMutableCopy)")
+	}
+	return desired, nil
+}
+
+// items is a sample's array of channels, which the sample holds.
+func (l *library) items(sample uintptr) (uintptr, error) {
+	items := cfDictionaryGetValue(sample, l.keyChannels)
+	if items == 0 {
+		return 0, errors.New(`IOReport's sample has no "IOReportChannels" array`)
+	}
+	return items, nil
+}
+
+// Read takes a sample and reads the selected channels' cumulative
+// counters: the samples hold the counters themselves, and their
+// differences are made in Go. A channel with no simple value reads 0.
 func (l *library) Read(values []int64) error {
+	if l.sub == 0 {
+		return errors.New("IOReport is not subscribed, or closed")
+	}
 	sample := iorCreateSamples(l.sub, l.channels, 0)
 	if sample == 0 {
 		return errors.New("IOReport gave no sample")
 	}
 	defer cfRelease(sample)
-	items := cfDictionaryGetValue(sample, l.keyChannels)
+	items, err := l.items(sample)
+	if err != nil {
+		return err
+	}
 	if n := int(cfArrayGetCount(items)); n != len(values) {
 		return fmt.Errorf("IOReport gave %d channels, where it had %d", n, len(values))
 	}
 	if l.selected == nil {
 		for i := range values {
-			values[i] = simpleValue(cfArrayGetValueAtIndex(items, int64(i)))
+			if err := readValue(items, i, values); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -238,18 +301,26 @@ func (l *library) Read(values []int64) error {
 		if i < 0 || i >= len(values) {
 			return fmt.Errorf("channel %d selected, of %d", i, len(values))
 		}
-		values[i] = simpleValue(cfArrayGetValueAtIndex(items, int64(i)))
+		if err := readValue(items, i, values); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// simpleValue reads a channel's counter: 0 where it has no simple value.
-func simpleValue(ch uintptr) int64 {
+// readValue reads channel i's counter into values[i]: 0 where it has no
+// simple value.
+func readValue(items uintptr, i int, values []int64) error {
+	ch := cfArrayGetValueAtIndex(items, int64(i))
+	if ch == 0 {
+		return fmt.Errorf("IOReport's sample has no channel %d", i)
+	}
 	v := iorSimpleGetInteger(ch, nil)
-	if v == -1<<63 { // INT64_MIN: not a simple channel
+	if v == math.MinInt64 { // not a simple channel
 		v = 0
 	}
-	return v
+	values[i] = v
+	return nil
 }
 
 // Select makes Read read only the channels at indices (two calls into
@@ -285,8 +356,12 @@ func (l *library) Close() error {
 // openSMC opens AppleSMC, preferring its AppleSMCKeysEndpoint on Apple
 // Silicon; 0 where it does not open.
 func openSMC() uint32 {
-	var it uint32
-	if ioServiceGetMatchingServices(0, ioServiceMatching("AppleSMC"), &it) != 0 || it == 0 {
+	matching := ioServiceMatching("AppleSMC")
+	if matching == 0 {
+		return 0
+	}
+	var it uint32 // IOKit takes matching, whatever it answers
+	if ioServiceGetMatchingServices(0, matching, &it) != 0 || it == 0 {
 		return 0
 	}
 	defer ioObjectRelease(it)

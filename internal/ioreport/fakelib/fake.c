@@ -83,6 +83,7 @@ static const char *cases[] = {
 	"no-key",        // a sample without "IOReportChannels"
 	"null-channel",  // a sample's array holds NULL for a channel
 	"fewer",         // a sample with a channel fewer
+	"no-matching",   // IOServiceMatching gives NULL
 	"no-smc",        // no AppleSMC service
 	"smc-refuses",   // IOServiceOpen fails
 	"pstr-zero",     // PSTR reads 0 W
@@ -412,6 +413,8 @@ const void *IOServiceMatching(const char *name) {
 	enter(__func__);
 	if (name == NULL || strcmp(name, "AppleSMC") != 0)
 		die("%s: %s, not AppleSMC", __func__, name ? name : "NULL");
+	if (is_case("no-matching"))
+		return NULL;
 	obj *d = dict1("IOProviderClass", string(name));
 	return d;
 }
