@@ -339,14 +339,15 @@ func aRecording(t *testing.T, f *fakeLib) {
 	f.nothingLeft(t, "after Close")
 }
 
-// subscribeFails: the subscription fails with an error that says want;
-// Close leaves nothing.
+// subscribeFails: the subscription fails with an error that says want,
+// and leaves nothing open, before Close as after it.
 func subscribeFails(want string) func(*testing.T, *fakeLib) {
 	return func(t *testing.T, f *fakeLib) {
 		lib := open(t)
 		if _, err := lib.Subscribe(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Subscribe: %v, want an error saying %q", err, want)
 		}
+		f.nothingLeft(t, "after the failed subscription")
 		lib.Close()
 		f.nothingLeft(t, "after Close")
 	}

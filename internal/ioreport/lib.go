@@ -190,10 +190,13 @@ func Open() (Library, error) {
 
 // Subscribe subscribes to the Energy Model group and names its channels.
 // Core Foundation's calls can give NULL, where passing it on would crash
-// inside C: each is checked.
+// inside C: each is checked. A subscription that fails closes the
+// library (the SMC's connection, opened by Open, with it), leaving
+// nothing open whether or not the caller closes it.
 func (l *library) Subscribe() ([]Channel, error) {
 	channels, err := l.subscribe()
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
 	return channels, nil
