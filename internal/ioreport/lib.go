@@ -163,8 +163,8 @@ func goString(s uintptr) string {
 type library struct {
 	sub, channels uintptr // the subscription, and the channels it reads
 	keyChannels   uintptr // the CFString "IOReportChannels"; 0 once closed
-	selected      []int  // the channels Read reads; nil: every one
-	smc           uint32 // the SMC's connection; 0 where it did not open
+	selected      []int   // the channels Read reads; nil: every one
+	smc           uint32  // the SMC's connection; 0 where it did not open
 	pstr          systemPower
 }
 
