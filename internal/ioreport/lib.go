@@ -171,9 +171,9 @@ type library struct {
 // errClosed is a call on a library closed already.
 var errClosed = errors.New("IOReport is closed")
 
-// Open subscribes to IOReport's Energy Model group and opens the SMC. An
-// SMC that does not open is no error: the system's power is then not
-// read (a virtual machine has none).
+// Open opens the SMC, for Subscribe to subscribe to IOReport's Energy
+// Model group after. An SMC that does not open is no error: the system's
+// power is then not read (a virtual machine has none).
 func Open() (Library, error) {
 	if loadErr != nil {
 		return nil, fmt.Errorf("IOReport: %w", loadErr)
