@@ -3,6 +3,7 @@ package fakepm
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,8 @@ type IOReport struct {
 	mu     sync.Mutex
 	reads  int
 	closed bool
+	// selected are the channels a Read fills; nil: every one.
+	selected []int
 }
 
 // NewIOReport opens the fake over prof. mode, from FAKEPM_IOREPORT, makes
@@ -134,6 +137,9 @@ func (f *IOReport) Read(values []int64) error {
 	}
 
 	for i, c := range FakeChannels {
+		if f.selected != nil && !slices.Contains(f.selected, i) {
+			continue // left as it is, as IOReport's binding does
+		}
 		var j float64
 		switch c.Name {
 		case "CPU Energy":
@@ -157,6 +163,14 @@ func (f *IOReport) Read(values []int64) error {
 		}
 	}
 	return nil
+}
+
+// Select makes the reads that follow fill only the channels at indices;
+// nil: every one.
+func (f *IOReport) Select(indices []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.selected = slices.Clone(indices)
 }
 
 func unitJoules(u string) float64 {

@@ -2,18 +2,21 @@
 // group and the SMC's system power (key PSTR), in process and without
 // root: the readings that powermetrics itself makes and writes out as XML.
 //
-// The part that needs a Mac is thin (lib_darwin.go): it hands a plain
-// snapshot (the channels' names and units once, then their cumulative
-// integer counters; the SMC's power in watts) to the code here, which runs
-// and is tested everywhere: which channels make which component, their
-// units, a window's energy as the exact difference of two readings, the
-// system's energy by the trapezoid over its readings, and what the
-// counters' habits mean for the numbers (quirks).
+// The part that needs a Mac is thin (lib.go, over the libraries that
+// lib_darwin.go names; on Linux, under the build tag ioreportfake, over a
+// fake of them, lib_fake.go): it hands a plain snapshot (the channels'
+// names and units once, then their cumulative integer counters; the
+// SMC's power in watts) to the code here, which runs and is tested
+// everywhere: which channels make which component, their units, a
+// window's energy as the exact difference of two readings, the system's
+// energy by the trapezoid over its readings, and what the counters'
+// habits mean for the numbers (quirks).
 package ioreport
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/exopower/exopower/internal/power"
@@ -116,6 +119,21 @@ func NewPlan(channels []Channel) Plan {
 	}
 	p.Has = power.Reported{CPU: len(p.terms[CPU]) > 0, GPU: len(p.terms[GPU]) > 0, ANE: len(p.terms[ANE]) > 0, DRAM: len(p.terms[DRAM]) > 0}
 	return p
+}
+
+// Indices are the places in a reading of the channels the plan's rails
+// sum, in order, each once: all a stream needs read of the hundreds a
+// subscription holds (Library.Select). Empty, not nil, where the plan
+// reads none, since nil selects every channel.
+func (p *Plan) Indices() []int {
+	out := []int{}
+	for r := range rails {
+		for _, t := range p.terms[r] {
+			out = append(out, t.index)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Energy is each rail's energy between two readings of the plan's

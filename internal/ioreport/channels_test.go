@@ -109,3 +109,35 @@ func TestUnitsScaleEachChannelAndAnUnknownOneIsLeftOut(t *testing.T) {
 		t.Errorf("CPU from %q", p.names()[CPU])
 	}
 }
+
+// A plan's indices are the channels its rails sum, sorted, each once,
+// whatever order the rails list them in; a plan of no channel selects
+// none (an empty slice), never every channel (nil).
+func TestAPlansIndicesAreItsRailsChannelsEachOnce(t *testing.T) {
+	var p Plan
+	p.terms[CPU] = []term{{7, 1e-3}, {3, 1e-3}}
+	p.terms[GPU] = []term{{3, 1e-9}}
+	p.terms[DRAM] = []term{{11, 1e-3}}
+	if got := p.Indices(); !slices.Equal(got, []int{3, 7, 11}) {
+		t.Errorf("Indices() = %v, want [3 7 11]", got)
+	}
+	if got := (&Plan{}).Indices(); got == nil || len(got) != 0 {
+		t.Errorf("an empty plan's Indices() = %#v, want an empty slice", got)
+	}
+	// On a real Ultra: each DIE_<n>_CPU Energy, GPU Energy, ANE0_<n>,
+	// DRAM0_<n>, and nothing else.
+	p = NewPlan(inventory(t, "m1_ultra"))
+	var want []string
+	for _, names := range p.names() {
+		want = append(want, names...)
+	}
+	var got []string
+	for _, i := range p.Indices() {
+		got = append(got, p.Channels[i].Name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(got) == 0 || !slices.Equal(got, want) {
+		t.Errorf("M1 Ultra: indices name %v, the rails sum %v", got, want)
+	}
+}

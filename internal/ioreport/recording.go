@@ -325,8 +325,14 @@ func (rec *Recording) Stop() error { return nil }
 // Record writes a recording of lib's readings to w: the header, then a
 // reading at once and every interval after it, until n readings were
 // written (0: no limit) or ctx ends, which takes a last reading at once
-// so that the recording runs to the stop. It returns how many were.
-func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer) (int, error) {
+// so that the recording runs to the stop. It returns how many were. It
+// closes lib where it fails, leaving nothing open.
+func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer) (_ int, err error) {
+	defer func() {
+		if err != nil {
+			lib.Close()
+		}
+	}()
 	channels, err := lib.Subscribe()
 	if err != nil {
 		return 0, err

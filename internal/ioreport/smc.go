@@ -9,8 +9,8 @@ import (
 
 // The SMC is read through IOKit with one structure, in and out: the key,
 // a command, and the key's bytes. This file is its layout and its
-// protocol, over a call that smc_darwin.go makes: it runs and is tested
-// everywhere.
+// protocol, over the call that the binding (lib.go, callSMC)
+// makes: it runs and is tested everywhere.
 
 // FourCC is a key or a type code: four ASCII bytes in a uint32, the first
 // in the high byte ("PSTR" is 0x50535452).

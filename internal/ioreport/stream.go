@@ -18,9 +18,16 @@ type Library interface {
 	// Subscribe subscribes to the Energy Model group and returns its
 	// channels, in the order every Read gives their counters.
 	Subscribe() ([]Channel, error)
-	// Read reads every subscribed channel's cumulative counter into
-	// values (as long as Subscribe's channels).
+	// Read reads the selected channels' cumulative counters into values
+	// (as long as Subscribe's channels), every channel's where none were
+	// selected.
 	Read(values []int64) error
+	// Select makes the reads that follow fill only values[i] for i in
+	// indices, leaving the others as they are: a stream needs some six
+	// of the hundreds of channels, and each costs calls into IOReport at
+	// every reading. nil, or no call, selects every channel (a recording
+	// keeps them all).
+	Select(indices []int)
 	// SystemPower reads the SMC's system power, in watts; ok is false
 	// where the SMC does not answer (a virtual machine).
 	SystemPower() (watts float64, ok bool)
@@ -79,6 +86,7 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 	}
 	channels, err := lib.Subscribe()
 	if err != nil {
+		lib.Close() // a stream that does not start leaves nothing open
 		return nil, err
 	}
 	s := &Stream{lib: lib, plan: NewPlan(channels), interval: interval, now: now,
@@ -87,6 +95,7 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 		lib.Close()
 		return nil, errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
 	}
+	lib.Select(s.plan.Indices())
 	s.buf = make([]int64, len(channels))
 	s.hw, s.os = lib.Machine()
 	s.w = newWindows(&s.plan, s.hw)
@@ -129,7 +138,8 @@ func (s *Stream) read() (Reading, error) {
 	if s.closed {
 		return Reading{}, io.EOF
 	}
-	// One buffer: the windows keep what they need of it.
+	// One buffer: the windows keep what they need of a reading, so a
+	// reading that fails writes over nothing they hold.
 	r := Reading{Values: s.buf}
 	if err := s.lib.Read(r.Values); err != nil {
 		return r, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,32 @@ func TestAFailedReadingLosesNothingAndFiveInARowEndTheStream(t *testing.T) {
 	}
 }
 
+// However many readings fail in a row, the window after them holds all
+// the energy since the last good one: a failed reading does not take
+// the turn of the two buffers, so an odd number of them (one) did not
+// leave the next reading written over the one before, a window of 0 J.
+func TestAnyNumberOfFailedReadingsLosesNothing(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	for fails := 1; fails < 5; fails++ {
+		lib := &flaky{Library: fakepm.NewIOReport(prof, "", nil)}
+		s, err := ioreport.NewStream(lib, 10*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib.fails = fails
+		smp, err := s.Next()
+		s.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 5 %: the counters are cut to whole mJ, and the fake reads its
+		// clock a moment before the stream stamps the reading.
+		if e, want := smp.Energy.Total, 12.5*smp.Window.Seconds(); math.Abs(e-want) > 0.05*want {
+			t.Errorf("%d failed: window %v of %.4f J, want %.4f J", fails, smp.Window, e, want)
+		}
+	}
+}
+
 // Counters that go back are a break, and serve counts breaks as the
 // source's restarts.
 func TestCountersThatGoBackAreCountedAsRestarts(t *testing.T) {
@@ -172,6 +199,7 @@ type channelsOnly []ioreport.Channel
 
 func (c channelsOnly) Subscribe() ([]ioreport.Channel, error) { return c, nil }
 func (c channelsOnly) Read([]int64) error                     { return nil }
+func (c channelsOnly) Select([]int)                           {}
 func (c channelsOnly) SystemPower() (float64, bool)           { return 0, false }
 func (c channelsOnly) Machine() (string, string)              { return "", "" }
 func (c channelsOnly) Close() error                           { return nil }
@@ -182,5 +210,115 @@ func TestAStreamWithoutTheSoCsChannelsIsRefused(t *testing.T) {
 	lib := channelsOnly{{Group: ioreport.Group, Name: "ISP", Unit: "mJ"}, {Group: ioreport.Group, Name: "DRAM", Unit: "mJ"}}
 	if _, err := ioreport.NewStream(lib, time.Second, nil); err == nil || !strings.Contains(err.Error(), "no CPU, GPU or ANE energy channel") {
 		t.Errorf("NewStream: %v", err)
+	}
+}
+
+// selecting records what a stream selects of its Library.
+type selecting struct {
+	ioreport.Library
+	selected []int
+	calls    int
+}
+
+func (s *selecting) Select(indices []int) {
+	s.selected, s.calls = indices, s.calls+1
+	s.Library.Select(indices)
+}
+
+// A stream reads only the channels its plan sums: of the fake's ten, CPU
+// Energy, GPU Energy, ANE and DRAM, selected before the first reading.
+func TestAStreamSelectsTheChannelsItsPlanSums(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	lib := &selecting{Library: fakepm.NewIOReport(prof, "", nil)}
+	s, err := ioreport.NewStream(lib, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	var names []string
+	for _, i := range lib.selected {
+		names = append(names, fakepm.FakeChannels[i].Name)
+	}
+	if want := []string{"CPU Energy", "GPU Energy", "ANE", "DRAM"}; lib.calls != 1 || !slices.Equal(names, want) {
+		t.Errorf("selected %v (%d calls), want %v once", names, lib.calls, want)
+	}
+	s.RequestSample()
+	if smp, err := s.Next(); err != nil || smp.Energy.Total <= 0 {
+		t.Errorf("a window over the selected channels: %+v, %v", smp.Energy, err)
+	}
+}
+
+// failing is a Library whose Subscribe or Read fails as told, and which
+// counts its Close calls.
+type failing struct {
+	ioreport.Library
+	subscribe, read error
+	closes          int
+}
+
+func (f *failing) Subscribe() ([]ioreport.Channel, error) {
+	if f.subscribe != nil {
+		return nil, f.subscribe
+	}
+	return f.Library.Subscribe()
+}
+
+func (f *failing) Read(values []int64) error {
+	if f.read != nil {
+		return f.read
+	}
+	return f.Library.Read(values)
+}
+
+func (f *failing) Close() error {
+	f.closes++
+	return f.Library.Close()
+}
+
+// brokenWriter fails every write.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// A stream or a recording that fails to start, or a recording that
+// fails on the way, closes its Library, so that nothing (the SMC's
+// connection, the subscription) is left open; the error is the one that
+// stopped it.
+func TestEveryFailedStartClosesTheLibrary(t *testing.T) {
+	prof, _ := fakepm.ParseProfile("0=10,2,0.5")
+	refused, gone := errors.New("IOReport refused the subscription"), errors.New("IOReport gave no sample")
+	for _, c := range []struct {
+		name            string
+		subscribe, read error
+		start           func(ioreport.Library) error
+		want            string
+	}{
+		{"a stream whose subscription fails", refused, nil, stream, refused.Error()},
+		{"a stream whose first reading fails", nil, gone, stream, gone.Error()},
+		{"a recording whose subscription fails", refused, nil, record(&bytes.Buffer{}), refused.Error()},
+		{"a recording whose reading fails", nil, gone, record(&bytes.Buffer{}), gone.Error()},
+		{"a recording that cannot be written", nil, nil, record(brokenWriter{}), "disk full"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lib := &failing{Library: fakepm.NewIOReport(prof, "", nil), subscribe: c.subscribe, read: c.read}
+			if err := c.start(lib); err == nil || err.Error() != c.want {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+			if lib.closes == 0 {
+				t.Error("the library was left open")
+			}
+		})
+	}
+}
+
+func stream(lib ioreport.Library) error {
+	_, err := ioreport.NewStream(lib, time.Hour, nil)
+	return err
+}
+
+func record(w io.Writer) func(ioreport.Library) error {
+	return func(lib ioreport.Library) error {
+		_, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, w)
+		return err
 	}
 }
