@@ -103,13 +103,7 @@ func TestWrongGuessesNeitherPushARightPasswordOutNorHoldItUp(t *testing.T) {
 // no one which users exist. Before, it was a hash of cost 10 whatever
 // the users' (12 is common): an unknown user was answered sooner.
 func TestAnUnknownUserIsCheckedAtTheCostOfTheDearestUser(t *testing.T) {
-	line := func(user string, cost int) string {
-		hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), cost)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprintf("  %s: '%s'", user, hash)
-	}
+	line := func(user string, cost int) string { return userLine(t, user, "s3cret", cost) }
 	const dearest = bcrypt.MinCost + 2
 	path := writeWebConfig(t, "basic_auth_users:", line("prom", bcrypt.MinCost), line("alice", dearest), line("bob", bcrypt.MinCost+1))
 	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, path)})
@@ -134,5 +128,80 @@ func TestAnUnknownUserIsCheckedAtTheCostOfTheDearestUser(t *testing.T) {
 	}
 	if len(costs) != 3 {
 		t.Errorf("%d comparisons for 3 unknown users, want 3", len(costs))
+	}
+}
+
+// userLine is a line of a web config's basic_auth_users in block style:
+// user and password hashed at cost.
+func userLine(t testing.TB, user, password string, cost int) string {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  %s: '%s'", user, hash)
+}
+
+// costlyHash is a hash of bcrypt's shape at cost, made without the work
+// of making a real one (days at cost 31); no password matches it.
+func costlyHash(cost int) string {
+	return fmt.Sprintf("$2y$%02d$%s", cost, strings.Repeat("x", 53))
+}
+
+// misshapen are hashes that exporter-toolkit's check (bcrypt.Cost) took,
+// but that no bcrypt hash is: made from a real one at the lowest cost.
+func misshapen(t testing.TB) []struct{ name, hash string } {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(h)
+	return []struct{ name, hash string }{
+		{"a space in its salt (its checks failed at once)", s[:10] + " " + s[11:]},
+		{"cut short by one character", s[:59]},
+		{"one character too many", s + "x"},
+		{"a version that is not bcrypt's", "$1" + s[2:]},
+	}
+}
+
+// A hash that no login can afford to check, or that is no bcrypt hash,
+// is refused at serve's start, naming the user, what is wrong and how to
+// make a good one. Before, a hash of cost 31 was taken: one request of a
+// user the file does not know then held the one check at a time for
+// more than a day, every password not yet remembered waiting behind it
+// or refused; and a space in a hash's salt was taken, its user's checks
+// failing at once, which told that user from the others by time.
+func TestAHashNoLoginCanAffordOrNoBcryptHashIsRefused(t *testing.T) {
+	const remake = "make the hash again with cost 10 to 12 (htpasswd -nBC 12 alice, which asks for the password)"
+	type hash struct{ name, hash, says string }
+	hashes := []hash{
+		{"cost 31", costlyHash(31), "user alice's bcrypt cost 31 is above 14, the most serve accepts: a check at cost 31 takes about "},
+		{"cost 15", costlyHash(15), "user alice's bcrypt cost 15 is above 14, the most serve accepts: a check at cost 15 takes about "},
+	}
+	for _, m := range misshapen(t) {
+		hashes = append(hashes, hash{m.name, m.hash, "user alice's password hash is no bcrypt hash"})
+	}
+	for _, tt := range hashes {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeWebConfig(t, "basic_auth_users:", userLine(t, "prom", "s3cret", bcrypt.MinCost), "  alice: '"+tt.hash+"'")
+			_, err := LoadWebConfig(path)
+			if err == nil {
+				t.Fatal("taken, want an error")
+			}
+			for _, want := range []string{tt.says, remake} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), tt.hash) {
+				t.Errorf("error %q quotes the hash", err)
+			}
+		})
+	}
+	for cost := bcrypt.MinCost; cost <= MaxBcryptCost; cost++ {
+		if _, err := LoadWebConfig(writeWebConfig(t, "basic_auth_users:", "  alice: '"+costlyHash(cost)+"'")); err != nil {
+			t.Errorf("a hash of cost %d: %v, want it taken", cost, err)
+		}
 	}
 }

@@ -9,12 +9,16 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -37,6 +41,14 @@ const (
 	// at once; one more is answered 503 at once, so that a flood of
 	// wrong guesses holds no answer up for longer than these take.
 	MaxPasswordChecks = 8
+	// MaxBcryptCost is the dearest bcrypt cost a user's hash may have:
+	// checks run one at a time, and at this cost (0.94 s a check where
+	// it was measured, docs/serve.md; each step up doubles it) the last
+	// of MaxPasswordChecks waiting is answered within Prometheus's
+	// default scrape timeout of 10 s. A dearer hash is a fault of the
+	// file: at cost 31, one check took more than a day, every other
+	// check waiting behind it.
+	MaxBcryptCost = 14
 	// cacheSize bounds the passwords remembered as right, as
 	// exporter-toolkit bounds its cache.
 	cacheSize = 100
@@ -243,13 +255,68 @@ func parseWebConfig(path string, b []byte) (*web.Config, error) {
 			return nil, fmt.Errorf("invalid value for %s. Expected one of: %q, but got: %q", k, values, v)
 		}
 	}
-	for _, hash := range c.Users {
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+	for _, user := range slices.Sorted(maps.Keys(c.Users)) {
+		if err := checkHash(user, []byte(c.Users[user])); err != nil {
 			return nil, err
 		}
 	}
 	c.TLSConfig.SetDirectory(filepath.Dir(path))
 	return c, nil
+}
+
+// bcryptHash is the shape of a bcrypt hash: the version, the cost in
+// two digits, then the salt (22 characters) and the hash (31) in
+// bcrypt's base64 alphabet.
+var bcryptHash = regexp.MustCompile(`^\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
+
+// checkHash says what is wrong with hash, user's in the web config, for
+// serve to check a password with it. exporter-toolkit's own check
+// (bcrypt.Cost, whose errors are kept) reads only the version and the
+// cost: a hash with a character no bcrypt hash has in its salt was
+// taken, and its checks failed at once, which told that user from the
+// others by time; one cut short or lengthened never let its user in.
+// A cost above MaxBcryptCost is refused as no login can afford it.
+func checkHash(user string, hash []byte) error {
+	cost, err := bcrypt.Cost(hash)
+	if err != nil {
+		return err
+	}
+	const remake = "make the hash again with cost 10 to 12 (htpasswd -nBC 12 %s, which asks for the password)"
+	if !bcryptHash.Match(hash) {
+		return fmt.Errorf("user %s's password hash is no bcrypt hash, which has 60 characters: $2y$ (or $2a$, $2b$), the cost in two digits, $, then 53 of ./A-Za-z0-9; "+remake, user, user)
+	}
+	if cost > MaxBcryptCost {
+		return fmt.Errorf("user %s's bcrypt cost %d is above %d, the most serve accepts: a check at cost %d takes %s on this machine's CPU, and holds every other check up meanwhile; "+remake,
+			user, cost, MaxBcryptCost, cost, roughly(checkTime(cost)), user)
+	}
+	return nil
+}
+
+// checkTime is about how long one bcrypt comparison at cost takes on
+// this machine's CPU: the quickest of three at the lowest cost (about a
+// millisecond), doubled for each step above it, as bcrypt's work is.
+func checkTime(cost int) time.Duration {
+	hash := []byte(fmt.Sprintf("$2a$%02d$%s", bcrypt.MinCost, strings.Repeat(".", 53)))
+	quickest := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		bcrypt.CompareHashAndPassword(hash, nil)
+		quickest = min(quickest, time.Since(start))
+	}
+	return quickest << (cost - bcrypt.MinCost)
+}
+
+// roughly says d as a person would: "about 1.4 days", "about 9 hours".
+func roughly(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("about %.1f days", d.Hours()/24)
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("about %.0f hours", d.Hours())
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("about %.0f minutes", d.Minutes())
+	}
+	return "about " + d.Round(100*time.Millisecond).String()
 }
 
 // check says what the bytes b of the web config at path hold; beyond
