@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +171,70 @@ func TestEveryCheckDoesTheWorkOfTheDearestUser(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A check whose client has gone (its request's context done) is given
+// up: one waiting for the check at a time stops waiting, its place among
+// MaxPasswordChecks freed at once, and one not yet begun is not begun.
+// Before, each was carried out in its turn, holding its place and every
+// check behind it for bcrypt's time, though no one was there for the
+// answer. A comparison already running runs to its end.
+func TestACheckWhoseClientHasGoneIsGivenUp(t *testing.T) {
+	s, _ := offline(t, newClock(), Config{Web: loadWebConfig(t, writeWebConfig(t, usersLine(t, "prom", "s3cret"))), BeyondLoopback: true})
+	h := s.Handler()
+	var mu sync.Mutex
+	var compared []string
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.web.compare = func(hash, password []byte) error {
+		mu.Lock()
+		compared = append(compared, string(password))
+		mu.Unlock()
+		if string(password) == "held" {
+			close(entered)
+			<-release
+		}
+		return bcrypt.CompareHashAndPassword(hash, password)
+	}
+	ask := func(ctx context.Context, password string) *httptest.ResponseRecorder {
+		req := request{"GET", "/metrics", nil}.to("127.0.0.1:10241").WithContext(ctx)
+		req.SetBasicAuth("prom", password)
+		return serveFrom(h, req, "192.0.2.7:40000")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	errorBody(t, ask(ctx, "gone before"), http.StatusServiceUnavailable)
+
+	held := make(chan *httptest.ResponseRecorder, 1)
+	go func() { held <- ask(context.Background(), "held") }()
+	<-entered
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan *httptest.ResponseRecorder, 1)
+	go func() { waiting <- ask(ctx, "gone while waiting") }()
+	waitUntil(t, "the second check waiting", func() bool { return s.web.checks.Load() == 2 })
+	cancel()
+	select {
+	case rec := <-waiting:
+		errorBody(t, rec, http.StatusServiceUnavailable)
+		if n := s.web.checks.Load(); n != 1 {
+			t.Errorf("%d checks running or waiting, want 1 (the one running)", n)
+		}
+		close(release)
+	case <-time.After(time.Minute): // a guard against a hang, not a limit on speed
+		t.Error("a minute on, the check whose client has gone still waits for the one running")
+		close(release)
+		<-waiting
+	}
+	errorBody(t, <-held, http.StatusUnauthorized)
+	if rec := ask(context.Background(), "s3cret"); rec.Code != http.StatusOK {
+		t.Errorf("with the password after them: %d %s, want 200", rec.Code, rec.Body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"held", "s3cret"}; !slices.Equal(compared, want) {
+		t.Errorf("compared %q, want %q: the checks whose client had gone were carried out", compared, want)
 	}
 }
 

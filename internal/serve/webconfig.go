@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
@@ -136,12 +137,14 @@ type webConfig struct {
 	// password's hash and the password given, so that Prometheus's
 	// scrapes do not wait on bcrypt; a wrong guess is never remembered,
 	// so that guesses cannot push a right password out. checks counts
-	// the comparisons running or waiting, bcryptMu runs one at a time.
-	okMu     sync.Mutex
-	ok       map[[sha256.Size]byte]bool
-	checks   atomic.Int32
-	bcryptMu sync.Mutex
-	compare  func(hash, password []byte) error // bcrypt's, but in tests
+	// the checks running or waiting; slot, held by the one running,
+	// runs them one at a time, and is waited for only as long as the
+	// client is there.
+	okMu    sync.Mutex
+	ok      map[[sha256.Size]byte]bool
+	checks  atomic.Int32
+	slot    chan struct{}
+	compare func(hash, password []byte) error // bcrypt's, but in tests
 
 	tlsMu   sync.Mutex
 	lastTLS *tls.Config // the last TLS config built, served while the file cannot be used
@@ -152,7 +155,7 @@ func newWebConfig(start *WebConfig, beyond bool, log io.Writer) *webConfig {
 	if log == nil {
 		log = io.Discard
 	}
-	wc := &webConfig{beyond: beyond, log: log, compare: bcrypt.CompareHashAndPassword}
+	wc := &webConfig{beyond: beyond, log: log, slot: make(chan struct{}, 1), compare: bcrypt.CompareHashAndPassword}
 	if start != nil {
 		wc.path, wc.last = start.path, start.state
 		if len(start.state.cfg.Users) > 0 {
@@ -420,42 +423,76 @@ func work(hash []byte, known bool, dearest int) [][]byte {
 	return hashes
 }
 
-// password reports whether r gives the password of a user of st, checked
-// as exporter-toolkit checks it (bcrypt, one comparison at a time, an
-// unknown user's password compared all the same), every check the work
-// of one comparison at st's dearest cost; busy, that MaxPasswordChecks
-// were running or waiting, and r's was not checked.
-func (wc *webConfig) password(st *webState, r *http.Request) (ok, busy bool) {
+// verdict is what a password check found.
+type verdict int
+
+const (
+	wrong verdict = iota // no password, or none of a user of the config
+	right                // the password of a user of the config
+	busy                 // MaxPasswordChecks were running or waiting: not checked
+	gone                 // the request's context ended before the check did: given up
+)
+
+// password says whether r gives the password of a user of st, checked
+// as exporter-toolkit checks it (bcrypt, one check at a time, an unknown
+// user's password compared all the same), every check the work of one
+// comparison at st's dearest cost.
+func (wc *webConfig) password(st *webState, r *http.Request) verdict {
 	user, pass, given := r.BasicAuth()
 	if !given {
-		return false, false
+		return wrong
 	}
 	hash, known := st.cfg.Users[user]
 	key := sha256.Sum256(fmt.Appendf(nil, "%x:%x:%x", user, string(hash), pass))
 	if known {
 		wc.okMu.Lock()
-		ok = wc.ok[key]
+		ok := wc.ok[key]
 		wc.okMu.Unlock()
 		if ok {
-			return true, false
+			return right
 		}
 	}
 	if wc.checks.Add(1) > MaxPasswordChecks {
 		wc.checks.Add(-1)
-		return false, true
+		return busy
 	}
-	var err error
-	wc.bcryptMu.Lock()
-	for i, h := range work([]byte(hash), known, st.cost) {
-		if e := wc.compare(h, []byte(pass)); i == 0 {
-			err = e
-		}
-	}
-	wc.bcryptMu.Unlock()
+	match, done := wc.compareAll(r.Context(), work([]byte(hash), known, st.cost), []byte(pass))
 	wc.checks.Add(-1)
-	if !known || err != nil {
+	switch {
+	case !done:
+		return gone
+	case !known || !match:
+		return wrong
+	}
+	wc.remember(key)
+	return right
+}
+
+// compareAll compares pass with each of hashes, holding the slot, and
+// says whether it matched the first; done is false when ctx ended first
+// (the client went away): the slot is waited for no longer, and no
+// comparison is begun, but one begun runs to its end, as bcrypt cannot
+// be stopped (MaxBcryptCost bounds it).
+func (wc *webConfig) compareAll(ctx context.Context, hashes [][]byte, pass []byte) (match, done bool) {
+	select {
+	case wc.slot <- struct{}{}:
+	case <-ctx.Done():
 		return false, false
 	}
+	defer func() { <-wc.slot }()
+	for i, h := range hashes {
+		if ctx.Err() != nil {
+			return false, false
+		}
+		if err := wc.compare(h, pass); i == 0 {
+			match = err == nil
+		}
+	}
+	return match, true
+}
+
+// remember takes note that key's password is right.
+func (wc *webConfig) remember(key [sha256.Size]byte) {
 	wc.okMu.Lock()
 	if wc.ok == nil {
 		wc.ok = map[[sha256.Size]byte]bool{}
@@ -468,7 +505,6 @@ func (wc *webConfig) password(st *webState, r *http.Request) (ok, busy bool) {
 	}
 	wc.ok[key] = true
 	wc.okMu.Unlock()
-	return true, false
 }
 
 // buildTLS is the TLS config that c sets, as exporter-toolkit builds it,
