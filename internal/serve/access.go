@@ -50,13 +50,16 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		switch {
 		case st.users():
-			ok, busy := s.web.password(st, r)
-			if busy {
+			switch s.web.password(st, r) {
+			case busy:
 				w.Header().Set("Retry-After", "1")
 				fail(w, http.StatusServiceUnavailable, fmt.Sprintf("%d passwords are being checked (bcrypt, one at a time), the most there may be: try again in a second", MaxPasswordChecks))
 				return
-			}
-			if !ok {
+			case gone:
+				// Its client went away: no one is likely to read this.
+				fail(w, http.StatusServiceUnavailable, "the request ended before its password was checked")
+				return
+			case wrong:
 				msg := "a user and password of the web config (--web.config.file) are needed"
 				if st.kept && loopback(r) {
 					msg += fmt.Sprintf(" (the web config %s %s: its last users stay in force until it is fixed)", s.web.path, st.fault)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // request is a request to serve as a browser or a program sends it.
@@ -217,6 +219,7 @@ func TestTheWebConfigInForceIsTheFileAsItIsNow(t *testing.T) {
 	errorBody(t, ask(other, ""), http.StatusUnauthorized)
 	errorBody(t, ask(this, ""), http.StatusUnauthorized)
 
+	n3w := userLine(t, "prom", "n3w", bcrypt.MinCost) // another password: the last users' must stay in force
 	for _, tt := range []struct {
 		name  string
 		write func()
@@ -227,6 +230,10 @@ func TestTheWebConfigInForceIsTheFileAsItIsNow(t *testing.T) {
 		{"the file half written", func() { write("basic_auth_users:\n  prom: [") }, "cannot be used: "},
 		{"a key misspelt", func() { write("basic_auth_user: {}") }, "cannot be used: "},
 		{"a password that is no bcrypt hash", func() { write("basic_auth_users: {prom: s3cret}") }, "cannot be used: crypto/bcrypt: "},
+		{"a bcrypt cost no login can afford", func() { write("basic_auth_users:", n3w, "  alice: '"+costlyHash(31)+"'") },
+			"cannot be used: user alice's bcrypt cost 31 is above 14, the most serve accepts"},
+		{"a hash with a character no bcrypt hash has", func() { write("basic_auth_users:", n3w, "  alice: '"+misshapen(t)[0].hash+"'") },
+			"cannot be used: user alice's password hash is no bcrypt hash"},
 		{"the file gone", func() { os.Remove(path) }, "cannot be read: no such file or directory"},
 		{"a dangling link", func() { os.Remove(path); os.Symlink(path+".gone", path) }, "cannot be read: no such file or directory"},
 		{"a directory", func() { os.Remove(path); os.Mkdir(path, 0o700) }, "is a directory, not a file"},

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
@@ -9,12 +10,16 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -37,6 +42,14 @@ const (
 	// at once; one more is answered 503 at once, so that a flood of
 	// wrong guesses holds no answer up for longer than these take.
 	MaxPasswordChecks = 8
+	// MaxBcryptCost is the dearest bcrypt cost a user's hash may have:
+	// checks run one at a time, and at this cost (0.94 s a check where
+	// it was measured, docs/serve.md; each step up doubles it) the last
+	// of MaxPasswordChecks waiting is answered within Prometheus's
+	// default scrape timeout of 10 s. A dearer hash is a fault of the
+	// file: at cost 31, one check took more than a day, every other
+	// check waiting behind it.
+	MaxBcryptCost = 14
 	// cacheSize bounds the passwords remembered as right, as
 	// exporter-toolkit bounds its cache.
 	cacheSize = 100
@@ -124,12 +137,14 @@ type webConfig struct {
 	// password's hash and the password given, so that Prometheus's
 	// scrapes do not wait on bcrypt; a wrong guess is never remembered,
 	// so that guesses cannot push a right password out. checks counts
-	// the comparisons running or waiting, bcryptMu runs one at a time.
-	okMu     sync.Mutex
-	ok       map[[sha256.Size]byte]bool
-	checks   atomic.Int32
-	bcryptMu sync.Mutex
-	compare  func(hash, password []byte) error // bcrypt's, but in tests
+	// the checks running or waiting; slot, held by the one running,
+	// runs them one at a time, and is waited for only as long as the
+	// client is there.
+	okMu    sync.Mutex
+	ok      map[[sha256.Size]byte]bool
+	checks  atomic.Int32
+	slot    chan struct{}
+	compare func(hash, password []byte) error // bcrypt's, but in tests
 
 	tlsMu   sync.Mutex
 	lastTLS *tls.Config // the last TLS config built, served while the file cannot be used
@@ -140,7 +155,7 @@ func newWebConfig(start *WebConfig, beyond bool, log io.Writer) *webConfig {
 	if log == nil {
 		log = io.Discard
 	}
-	wc := &webConfig{beyond: beyond, log: log, compare: bcrypt.CompareHashAndPassword}
+	wc := &webConfig{beyond: beyond, log: log, slot: make(chan struct{}, 1), compare: bcrypt.CompareHashAndPassword}
 	if start != nil {
 		wc.path, wc.last = start.path, start.state
 		if len(start.state.cfg.Users) > 0 {
@@ -169,10 +184,10 @@ type webState struct {
 	// is at fault.
 	kept    bool
 	limiter *rate.Limiter
-	// decoy is the hash compared for a user the config does not know: a
-	// user's hash of the highest cost among them, so that the time of an
-	// answer does not tell which users exist.
-	decoy []byte
+	// cost is the highest bcrypt cost among the users: every check
+	// does the work of one comparison at it (work), so that the time of
+	// an answer tells neither which users exist nor which one was asked.
+	cost int
 }
 
 // users reports whether the config in force demands a password.
@@ -243,13 +258,67 @@ func parseWebConfig(path string, b []byte) (*web.Config, error) {
 			return nil, fmt.Errorf("invalid value for %s. Expected one of: %q, but got: %q", k, values, v)
 		}
 	}
-	for _, hash := range c.Users {
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+	for _, user := range slices.Sorted(maps.Keys(c.Users)) {
+		if err := checkHash(user, []byte(c.Users[user])); err != nil {
 			return nil, err
 		}
 	}
 	c.TLSConfig.SetDirectory(filepath.Dir(path))
 	return c, nil
+}
+
+// bcryptHash is the shape of a bcrypt hash: the version, the cost in
+// two digits, then the salt (22 characters) and the hash (31) in
+// bcrypt's base64 alphabet.
+var bcryptHash = regexp.MustCompile(`^\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
+
+// checkHash says what is wrong with hash, user's in the web config, for
+// serve to check a password with it. exporter-toolkit's own check
+// (bcrypt.Cost, whose errors are kept) reads only the version and the
+// cost: a hash with a character no bcrypt hash has in its salt was
+// taken, and its checks failed at once, which told that user from the
+// others by time; one cut short or lengthened never let its user in.
+// A cost above MaxBcryptCost is refused as no login can afford it.
+func checkHash(user string, hash []byte) error {
+	cost, err := bcrypt.Cost(hash)
+	if err != nil {
+		return err
+	}
+	const remake = "make the hash again with cost 10 to 12 (htpasswd -nBC 12 %s, which asks for the password)"
+	if !bcryptHash.Match(hash) {
+		return fmt.Errorf("user %s's password hash is no bcrypt hash, which has 60 characters: $2y$ (or $2a$, $2b$), the cost in two digits, $, then 53 of ./A-Za-z0-9; "+remake, user, user)
+	}
+	if cost > MaxBcryptCost {
+		return fmt.Errorf("user %s's bcrypt cost %d is above %d, the most serve accepts: a check at cost %d takes %s on this machine's CPU, and holds every other check up meanwhile; "+remake,
+			user, cost, MaxBcryptCost, cost, roughly(checkTime(cost)), user)
+	}
+	return nil
+}
+
+// checkTime is about how long one bcrypt comparison at cost takes on
+// this machine's CPU: the quickest of three at the lowest cost (about a
+// millisecond), doubled for each step above it, as bcrypt's work is.
+func checkTime(cost int) time.Duration {
+	quickest := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		bcrypt.CompareHashAndPassword(standIn(bcrypt.MinCost), nil)
+		quickest = min(quickest, time.Since(start))
+	}
+	return quickest << (cost - bcrypt.MinCost)
+}
+
+// roughly says d as a person would: "about 1.4 days", "about 9 hours".
+func roughly(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("about %.1f days", d.Hours()/24)
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("about %.0f hours", d.Hours())
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("about %.0f minutes", d.Minutes())
+	}
+	return "about " + d.Round(100*time.Millisecond).String()
 }
 
 // check says what the bytes b of the web config at path hold; beyond
@@ -269,12 +338,9 @@ func check(path string, b []byte, beyond bool) *webState {
 	if rl := c.RateLimiterConfig; rl.Interval != 0 {
 		st.limiter = rate.NewLimiter(rate.Every(rl.Interval), rl.Burst)
 	}
-	cost := -1
-	for _, user := range slices.Sorted(maps.Keys(c.Users)) {
-		hash := []byte(c.Users[user])
-		if n, _ := bcrypt.Cost(hash); n > cost {
-			cost, st.decoy = n, hash
-		}
+	for _, hash := range c.Users {
+		n, _ := bcrypt.Cost([]byte(hash))
+		st.cost = max(st.cost, n)
 	}
 	return st
 }
@@ -331,39 +397,102 @@ func (wc *webConfig) load() *webState {
 	return st
 }
 
-// password reports whether r gives the password of a user of st, checked
-// as exporter-toolkit checks it (bcrypt, one comparison at a time, an
-// unknown user's password compared all the same); busy, that
-// MaxPasswordChecks were running or waiting, and r's was not checked.
-func (wc *webConfig) password(st *webState, r *http.Request) (ok, busy bool) {
+// standIn is a hash of bcrypt's shape at cost that no password matches
+// (its hash is no hash of its salt's): comparing a password with it is
+// the work of bcrypt at cost, and no more.
+func standIn(cost int) []byte {
+	return fmt.Appendf(nil, "$2a$%02d$%s", cost, strings.Repeat(".", 53))
+}
+
+// work is the hashes that a password for user is compared with, which
+// add up to the work of one comparison at the dearest cost, whoever the
+// user: for a known user, their hash and then a stand-in at each cost
+// from theirs up to the dearest (bcrypt's work doubles at each step:
+// 2^c + 2^c + 2^(c+1) + ... + 2^(d-1) = 2^d); for a user the config
+// does not know, a stand-in at the dearest cost. Before, a user of cost
+// 10 was answered in 56 ms, one of cost 12 and unknown users in 223 ms.
+func work(hash []byte, known bool, dearest int) [][]byte {
+	if !known {
+		return [][]byte{standIn(dearest)}
+	}
+	hashes := [][]byte{hash}
+	cost, _ := bcrypt.Cost(hash)
+	for c := cost; c < dearest; c++ {
+		hashes = append(hashes, standIn(c))
+	}
+	return hashes
+}
+
+// verdict is what a password check found.
+type verdict int
+
+const (
+	wrong verdict = iota // no password, or none of a user of the config
+	right                // the password of a user of the config
+	busy                 // MaxPasswordChecks were running or waiting: not checked
+	gone                 // the request's context ended before the check did: given up
+)
+
+// password says whether r gives the password of a user of st, checked
+// as exporter-toolkit checks it (bcrypt, one check at a time, an unknown
+// user's password compared all the same), every check the work of one
+// comparison at st's dearest cost.
+func (wc *webConfig) password(st *webState, r *http.Request) verdict {
 	user, pass, given := r.BasicAuth()
 	if !given {
-		return false, false
+		return wrong
 	}
 	hash, known := st.cfg.Users[user]
-	if !known {
-		hash = config.Secret(st.decoy)
-	}
 	key := sha256.Sum256(fmt.Appendf(nil, "%x:%x:%x", user, string(hash), pass))
 	if known {
 		wc.okMu.Lock()
-		ok = wc.ok[key]
+		ok := wc.ok[key]
 		wc.okMu.Unlock()
 		if ok {
-			return true, false
+			return right
 		}
 	}
 	if wc.checks.Add(1) > MaxPasswordChecks {
 		wc.checks.Add(-1)
-		return false, true
+		return busy
 	}
-	wc.bcryptMu.Lock()
-	err := wc.compare([]byte(hash), []byte(pass))
-	wc.bcryptMu.Unlock()
+	match, done := wc.compareAll(r.Context(), work([]byte(hash), known, st.cost), []byte(pass))
 	wc.checks.Add(-1)
-	if !known || err != nil {
+	switch {
+	case !done:
+		return gone
+	case !known || !match:
+		return wrong
+	}
+	wc.remember(key)
+	return right
+}
+
+// compareAll compares pass with each of hashes, holding the slot, and
+// says whether it matched the first; done is false when ctx ended first
+// (the client went away): the slot is waited for no longer, and no
+// comparison is begun, but one begun runs to its end, as bcrypt cannot
+// be stopped (MaxBcryptCost bounds it).
+func (wc *webConfig) compareAll(ctx context.Context, hashes [][]byte, pass []byte) (match, done bool) {
+	select {
+	case wc.slot <- struct{}{}:
+	case <-ctx.Done():
 		return false, false
 	}
+	defer func() { <-wc.slot }()
+	for i, h := range hashes {
+		if ctx.Err() != nil {
+			return false, false
+		}
+		if err := wc.compare(h, pass); i == 0 {
+			match = err == nil
+		}
+	}
+	return match, true
+}
+
+// remember takes note that key's password is right.
+func (wc *webConfig) remember(key [sha256.Size]byte) {
 	wc.okMu.Lock()
 	if wc.ok == nil {
 		wc.ok = map[[sha256.Size]byte]bool{}
@@ -376,7 +505,6 @@ func (wc *webConfig) password(st *webState, r *http.Request) (ok, busy bool) {
 	}
 	wc.ok[key] = true
 	wc.okMu.Unlock()
-	return true, false
 }
 
 // buildTLS is the TLS config that c sets, as exporter-toolkit builds it,
