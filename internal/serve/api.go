@@ -179,6 +179,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	st := wire.Status{
 		Node:            s.cfg.Node,
+		InstanceID:      s.instance,
 		Source:          wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
 		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
 		StartedAt:       wall(s.started),
@@ -197,6 +198,10 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	if rerr != nil {
 		e := rerr.Error()
 		st.RestartError = &e
+	}
+	if s.cfg.Boot != "" {
+		b := s.cfg.Boot
+		st.BootID = &b
 	}
 	if t.Windows > 0 {
 		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power, t.Last.Has)}

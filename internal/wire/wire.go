@@ -196,7 +196,15 @@ const DefaultListen = "127.0.0.1:10241"
 
 // Status is the answer to GET /v1/status.
 type Status struct {
-	Node            string         `json:"node"`
+	Node string `json:"node"`
+	// InstanceID is drawn at random when serve starts, 128 bits in hex:
+	// two URLs that answer the same one reach the same serve. Absent
+	// from a serve older than it.
+	InstanceID string `json:"instance_id"`
+	// BootID is a digest of the boot session of the Mac that serve runs
+	// on (32 hex digits), the same for every program on that Mac until
+	// it restarts; null where the system does not say.
+	BootID          *string        `json:"boot_id"`
 	Source          Source         `json:"source"`
 	IntervalSeconds Num            `json:"interval_seconds"`
 	StartedAt       string         `json:"started_at"`
