@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/exopower/exopower/internal/powermetrics"
@@ -43,7 +44,24 @@ func checkStatus(st *wire.Status) error {
 	if st.Node == "" {
 		return errors.New("node, its name, is missing")
 	}
+	if err := checkHex("instance_id", st.InstanceID); err != nil {
+		return err
+	}
+	if st.BootID != nil {
+		if err := checkHex("boot_id", *st.BootID); err != nil {
+			return err
+		}
+	}
 	return checkInterval("interval_seconds", st.IntervalSeconds)
+}
+
+// checkHex checks an id that serve draws, field naming it: hex digits,
+// at most 64 of them, or none (a serve older than the field).
+func checkHex(field, id string) error {
+	if len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		return fmt.Errorf("%s %q is not an id as serve draws it (up to 64 hex digits)", field, clean(id))
+	}
+	return nil
 }
 
 // checkOpened checks POST /v1/spans's answer, and cleans its text.
