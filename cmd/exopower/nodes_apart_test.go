@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // elsewhere is node n standing in for another Mac's serve, as every serve
@@ -48,6 +51,67 @@ func TestAMacGivenTwiceIsRefusedBeforeAnythingRuns(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 			t.Errorf("%q: the command ran", tt.nodes)
+		}
+	}
+}
+
+// Two Macs of one name, watched: each node's lines carry its own name and
+// a label that tells it apart (its name and address), so do the
+// summary's rows and the text lines, and the plot of the lines draws a
+// line for each, named by its label.
+func TestWatchOverTwoNodesOfOneNameLabelsThemApart(t *testing.T) {
+	t.Parallel() // it waits on its nodes in real time, not on the CPU
+	nodes := []*served{startNode(t, "mac1", "0=10,0,0"), startNode(t, "mac1", "0=20,0,0")}
+	labels := map[string]bool{"mac1 (" + nodes[0].addr + ")": true, "mac1 (" + nodes[1].addr + ")": true}
+	cmd, _ := exopowerCmd(t, "watch", "--json", "-n", "3", "--node", nodes[0].url, "--node", nodes[1].url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.Split(strings.TrimSpace(string(out)), "\n")
+	seen := map[string]int{}
+	for _, l := range ls[:len(ls)-1] {
+		var sl wire.SampleLine
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if sl.Type == "sample" && (sl.Node != "mac1" || !labels[sl.Label]) {
+			t.Errorf("line %s: want node mac1 and one of the labels %v", l, labels)
+		}
+		seen[sl.Label]++
+	}
+	var sum wire.Summary
+	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &sum); err != nil || len(sum.Nodes) != 2 {
+		t.Fatalf("summary %q: %v", ls[len(ls)-1], err)
+	}
+	for label := range labels {
+		if seen[label] < 3 {
+			t.Errorf("%d lines of %q, want 3 at least", seen[label], label)
+		}
+	}
+	if sum.Nodes[0].Label == sum.Nodes[1].Label || !labels[sum.Nodes[0].Label] || !labels[sum.Nodes[1].Label] {
+		t.Errorf("the summary's nodes are labelled %q and %q, want %v", sum.Nodes[0].Label, sum.Nodes[1].Label, labels)
+	}
+	in := filepath.Join(t.TempDir(), "watch.ndjson")
+	if err := os.WriteFile(in, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(t.TempDir(), "w.svg")
+	exopower(t, "plot", in, "-o", svg)
+	texts := strings.Split(svgTexts(t, svg), "\n")
+	for label := range labels {
+		if !containsLine(texts, label) {
+			t.Errorf("the plot names no line %q: %q", label, texts)
+		}
+	}
+	cmd, _ = exopowerCmd(t, "watch", "-n", "2", "--node", nodes[0].url, "--node", nodes[1].url)
+	text, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label := range labels {
+		if strings.Count(string(text), label+" ") < 3 {
+			t.Errorf("the text names %q in fewer than its 2 lines and its row of the summary:\n%s", label, text)
 		}
 	}
 }

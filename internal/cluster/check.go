@@ -131,6 +131,8 @@ func checkReading(r *wire.Reading, ended bool) error {
 // and cleans its text.
 func checkLine(l *wire.SampleLine, since time.Duration) error {
 	l.Type, l.Node, l.ThermalPressure = clean(l.Type), clean(l.Node), clean(l.ThermalPressure)
+	// The label is the client's to give, among the nodes it watches.
+	l.Label = ""
 	switch {
 	case l.SchemaVersion != wire.SchemaVersion:
 		return fmt.Errorf("schema_version %d, where this exopower reads %d (is one of them out of date?)", l.SchemaVersion, wire.SchemaVersion)

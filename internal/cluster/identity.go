@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/exopower/exopower/internal/cli"
 )
@@ -48,4 +49,51 @@ func twice(ms []Member, boot string) error {
 		return nil
 	}
 	return cli.Fail(errors.Join(errs...), Twice)
+}
+
+// Labels name the members apart, in their order: each by its name,
+// unless another's is the same but for case and a ".local" suffix; those
+// by their name and address, "mac1 (10.0.0.5:10241)", or "mac1 (local)"
+// for this Mac. A label is never another's, whatever the names.
+func Labels(ms []Member) []string {
+	names, addrs := make([]string, len(ms)), make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name()
+		_, addrs[i], _ = strings.Cut(m.URL(), "://")
+		if addrs[i] == "" {
+			addrs[i] = m.URL()
+		}
+	}
+	return labels(names, addrs)
+}
+
+// labels are the labels of nodes of names at addrs.
+func labels(names, addrs []string) []string {
+	alike := map[string]int{}
+	for _, n := range names {
+		alike[sameName(n)]++
+	}
+	out := make([]string, len(names))
+	taken := map[string]bool{}
+	for i, n := range names {
+		label := n
+		if alike[sameName(n)] > 1 {
+			label = n + " (" + addrs[i] + ")"
+		}
+		// A name may be another's label ("mac1 (10.0.0.5:10241)"), or
+		// two addresses the same under two schemes: a number then.
+		for k := 2; taken[sameName(label)]; k++ {
+			label = fmt.Sprintf("%s (%s) #%d", n, addrs[i], k)
+		}
+		taken[sameName(label)] = true
+		out[i] = label
+	}
+	return out
+}
+
+// sameName is what two names that name one Mac alike have in common: the
+// name without case and a ".local" suffix (mDNS's, which macOS gives the
+// hostname on the local network).
+func sameName(n string) string {
+	return strings.TrimSuffix(strings.ToLower(n), ".local")
 }

@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -115,6 +119,82 @@ type stopCounted struct {
 
 func (s *stopCounted) Stop() error { s.once.Do(func() { s.count(); close(s.stop) }); return nil }
 
+func TestLabelsTellNodesNamedAlikeApart(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		names, addrs []string
+		want         []string
+	}{
+		{"names apart stay as they are", []string{"mac1", "mac2", "studio"}, []string{"a:1", "b:1", "local"}, []string{"mac1", "mac2", "studio"}},
+		{"one name twice", []string{"mac1", "mac1"}, []string{"10.0.0.5:10241", "10.0.0.6:10241"}, []string{"mac1 (10.0.0.5:10241)", "mac1 (10.0.0.6:10241)"}},
+		{"a name and its .local, in any case", []string{"mac1", "Mac1.local", "MAC1", "mac2"}, []string{"a:1", "b:1", "local", "c:1"},
+			[]string{"mac1 (a:1)", "Mac1.local (b:1)", "MAC1 (local)", "mac2"}},
+		{"a name that is another's label", []string{"mac1", "mac1", "mac1 (a:1)"}, []string{"a:1", "b:1", "c:1"},
+			[]string{"mac1 (a:1)", "mac1 (b:1)", "mac1 (a:1) (c:1) #2"}},
+		{"one address under two schemes", []string{"mac1", "mac1"}, []string{"a:1", "a:1"}, []string{"mac1 (a:1)", "mac1 (a:1) #2"}},
+	} {
+		if got := labels(tt.names, tt.addrs); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Two Macs that give one name (both mac2 here) are two rows of the
+// summary, each labelled by its name and address, in the JSON and in the
+// text; the JSON keeps each node's own name.
+func TestTwoNodesOfOneNameAreLabelledApartInTheSummary(t *testing.T) {
+	a, b := newFakeNode(t, nil), newFakeNode(t, nil)
+	members, _, err := Setup{Nodes: Nodes{URLs: []string{a.srv.URL, b.srv.URL}}, Getenv: func(string) string { return "" }}.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer CloseAll(members)
+	if err := BeginAll(context.Background(), members); err != nil {
+		t.Fatal(err)
+	}
+	sum := Total(EndAll(context.Background(), members, time.Now()), nil, time.Now(), time.Second)
+	want := []string{"mac2 (" + strings.TrimPrefix(a.srv.URL, "http://") + ")", "mac2 (" + strings.TrimPrefix(b.srv.URL, "http://") + ")"}
+	b1, _ := json.Marshal(sum)
+	var doc struct {
+		Nodes []struct{ Node, Label string }
+	}
+	if err := json.Unmarshal(b1, &doc); err != nil || len(doc.Nodes) != 2 {
+		t.Fatalf("JSON %s: %v", b1, err)
+	}
+	for i, n := range doc.Nodes {
+		if n.Node != "mac2" || n.Label != want[i] {
+			t.Errorf("JSON node %d: node %q, label %q; want mac2 and %q", i, n.Node, n.Label, want[i])
+		}
+	}
+	var text bytes.Buffer
+	if err := output.WriteText(&text, sum, output.NewStyles(&text, false, os.Getenv)); err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for l := range strings.Lines(text.String()) {
+		if strings.HasPrefix(strings.TrimSpace(l), "mac2") {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 2 || !strings.Contains(rows[0], want[0]) || !strings.Contains(rows[1], want[1]) {
+		t.Errorf("rows %q of the text\n%s\nwant one for each of %q", rows, text.String(), want)
+	}
+}
+
+// The total's warnings name a node by its label, which tells it from
+// another of its name.
+func TestTheTotalsWarningsNameANodeByItsLabel(t *testing.T) {
+	node := func(label string, offset float64) wire.NodeSummary {
+		return wire.NodeSummary{Summary: &wire.Summary{Coverage: 1, Warnings: []string{"a warning"}}, Node: "mac1", Label: label, URL: "http://x", ClockOffsetSeconds: wire.Num(offset)}
+	}
+	all := strings.Join(Total([]wire.NodeSummary{node("mac1 (a:1)", 0), node("mac1 (b:1)", 3)}, nil, time.Now(), time.Second).Warnings, "\n")
+	for _, want := range []string{"node mac1 (a:1): a warning", "node mac1 (b:1): a warning", "node mac1 (b:1)'s clock is 3.0 s off"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q: no %q", all, want)
+		}
+	}
+}
+
 // An instance_id or a boot_id that serve cannot have drawn (not hex, too
 // long, escapes) is an answer as no serve gives: refused, naming it.
 func TestAnIDNoServeDrawsIsRefused(t *testing.T) {
@@ -135,5 +215,15 @@ func TestAnIDNoServeDrawsIsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), ErrNotServe.Error()) {
 			t.Errorf("Connect = %v, want %q", err, tt.want)
 		}
+	}
+}
+
+// A label is this client's to give: one a node's stream brings is
+// dropped, so that a node cannot pass for another in watch's lines.
+func TestALabelANodesStreamBringsIsDropped(t *testing.T) {
+	l := goodLine(time.Now(), 1)
+	l.Label = "mac1 (10.0.0.6:10241)"
+	if err := checkLine(&l, time.Minute); err != nil || l.Label != "" {
+		t.Errorf("checkLine = %v, label %q; want the label dropped", err, l.Label)
 	}
 }

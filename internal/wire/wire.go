@@ -75,7 +75,13 @@ type Summary struct {
 // of the span's edges.
 type NodeSummary struct {
 	*Summary
+	// Node is the node's name for itself, as its serve gives it (this
+	// Mac's hostname for "local"); two nodes may give the same.
 	Node string `json:"node"`
+	// Label names the node apart from every other of the run: its name,
+	// or, when another node's name is the same (but for case and a
+	// ".local"), its name and address, "mac1 (10.0.0.5:10241)".
+	Label string `json:"label"`
 	// URL is the node's exopower serve, or "local" for this Mac.
 	URL string `json:"url"`
 	// EndedAt is the end of the span by the node's clock (StartedAt its
@@ -186,6 +192,9 @@ type SampleLine struct {
 	// Node names the Mac the window is of, in a watch over several Macs
 	// (--node) and in exopower serve's stream; absent otherwise.
 	Node string `json:"node,omitempty"`
+	// Label names the node apart from the others of a watch over several
+	// Macs, as NodeSummary.Label does; absent otherwise.
+	Label string `json:"label,omitempty"`
 }
 
 // DefaultListen is where exopower serve listens unless told otherwise:
