@@ -53,7 +53,7 @@ func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 // own stream (6 W here), not in the first alone.
 func TestBenchOverANodeAndThisMacMeasuresThisMacInEveryRun(t *testing.T) {
 	t.Parallel() // it waits on its node in real time, not on the CPU
-	node := startNode(t, "remote", "0=10,0,0")
+	node := elsewhere(t, startNode(t, "remote", "0=10,0,0"))
 	cmd, _ := exopowerCmd(t, "bench", "--json", "-r", "3", "--baseline", "0", "--node", node.url, "--node", "local", "sleep 0.3")
 	cmd.Env = append(cmd.Env, "FAKEPM_PROFILE=0=5,1,0")
 	out, err := cmd.Output()

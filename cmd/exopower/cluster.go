@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/boot"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cluster"
@@ -34,7 +35,7 @@ func (n *nodeOptions) addFlags(c *cobra.Command) {
 // ran sudo, whatever the command runs as (--as-root): root may read any
 // file, and the user must not read through exopower what they may not.
 func (n *nodeOptions) setup(s *cli.Streams, opts source.Options) cluster.Setup {
-	return cluster.Setup{Nodes: n.Nodes, Getenv: s.Getenv, Interval: opts.Interval,
+	return cluster.Setup{Nodes: n.Nodes, Getenv: s.Getenv, Interval: opts.Interval, Boot: boot.ID(),
 		Start: func(ctx context.Context) (*sampler.Sampler, error) { return source.Start(ctx, opts) },
 		Warn:  func(w string) { fmt.Fprintln(s.Err, "exopower: warning: "+w) },
 		ReadAs: func() (*syscall.Credential, error) {

@@ -155,7 +155,7 @@ func TestIOReportBench(t *testing.T) {
 // the cluster's system energy is the nodes' sum.
 func TestIOReportRunOverNodes(t *testing.T) {
 	t.Parallel()
-	node := startServe(t, ioProfile, []string{"EXOPOWER_FAKE_IOREPORT=1"}, "--source", "ioreport", "-i", "100ms", "--node-name", "remote")
+	node := elsewhere(t, startServe(t, ioProfile, []string{"EXOPOWER_FAKE_IOREPORT=1"}, "--source", "ioreport", "-i", "100ms", "--node-name", "remote"))
 	var sum wire.Summary
 	ioreportJSON(t, &sum, nil, "run", "--json", "--source", "ioreport", "--node", node.url, "--node", "local", "--", "sleep", "1")
 	if len(sum.Nodes) != 2 || sum.EnergyJoules.System == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/boot"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/source"
@@ -143,7 +144,7 @@ func (o *serveOptions) config() (serve.Config, error) {
 		}
 		node = hostname
 	}
-	cfg := serve.Config{Node: node, Interval: o.interval, Reasons: source.Reasons(), Web: web, BeyondLoopback: beyond}
+	cfg := serve.Config{Node: node, Boot: boot.ID(), Interval: o.interval, Reasons: source.Reasons(), Web: web, BeyondLoopback: beyond}
 	if herr == nil {
 		cfg.Hostnames = []string{hostname}
 	}

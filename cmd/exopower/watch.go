@@ -205,9 +205,9 @@ func (o *watchOptions) watchNodes(ctx context.Context, s *cli.Streams) error {
 			mu.Unlock()
 			feed.Put(nodeLine{i: i, note: &n})
 		})
-	names := make([]string, len(members))
-	for i, m := range members {
-		names[i] = m.Name()
+	names := make([]output.NodeName, len(members))
+	for i, label := range cluster.Labels(members) {
+		names[i] = output.NodeName{Name: members[i].Name(), Label: label}
 	}
 	format := output.ChooseFormat(o.json, s.OutTTY)
 	sink, err := output.NewClusterSink(output.SinkConfig{

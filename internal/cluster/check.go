@@ -3,9 +3,10 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"github.com/exopower/exopower/internal/power"
+	"strings"
 	"time"
 
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -43,7 +44,24 @@ func checkStatus(st *wire.Status) error {
 	if st.Node == "" {
 		return errors.New("node, its name, is missing")
 	}
+	if err := checkHex("instance_id", st.InstanceID); err != nil {
+		return err
+	}
+	if st.BootID != nil {
+		if err := checkHex("boot_id", *st.BootID); err != nil {
+			return err
+		}
+	}
 	return checkInterval("interval_seconds", st.IntervalSeconds)
+}
+
+// checkHex checks an id that serve draws, field naming it: hex digits,
+// at most 64 of them, or none (a serve older than the field).
+func checkHex(field, id string) error {
+	if len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		return fmt.Errorf("%s %q is not an id as serve draws it (up to 64 hex digits)", field, clean(id))
+	}
+	return nil
 }
 
 // checkOpened checks POST /v1/spans's answer, and cleans its text.
@@ -134,6 +152,8 @@ func checkRails(rails wire.Rails) error {
 // and cleans its text.
 func checkLine(l *wire.SampleLine, since time.Duration) error {
 	l.Type, l.Node, l.ThermalPressure = clean(l.Type), clean(l.Node), clean(l.ThermalPressure)
+	// The label is the client's to give, among the nodes it watches.
+	l.Label = ""
 	switch {
 	case l.SchemaVersion != wire.SchemaVersion:
 		return fmt.Errorf("schema_version %d, where this exopower reads %d (is one of them out of date?)", l.SchemaVersion, wire.SchemaVersion)

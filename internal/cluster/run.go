@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,7 @@ func BeginAll(ctx context.Context, ms []Member) error {
 }
 
 // EndAll closes every member's span at once: a slow node delays no other.
+// Each node's summary is labelled apart from the others' (Labels).
 func EndAll(ctx context.Context, ms []Member, at time.Time) []wire.NodeSummary {
 	out := make([]wire.NodeSummary, len(ms))
 	var wg sync.WaitGroup
@@ -107,6 +109,9 @@ func EndAll(ctx context.Context, ms []Member, at time.Time) []wire.NodeSummary {
 		wg.Go(func() { out[i] = m.End(ctx, at) })
 	}
 	wg.Wait()
+	for i, label := range Labels(ms) {
+		out[i].Label = label
+	}
 	return out
 }
 
@@ -154,15 +159,7 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 		sum.Rails.Add(n.Rails)
 		sum.Coverage = wire.Num(math.Min(float64(sum.Coverage), float64(n.Coverage)))
 		unc += 2 * float64(n.RoundTripSeconds) * float64(n.PeakPowerWatts.Total)
-		for _, w := range n.Warnings {
-			sum.Warnings = append(sum.Warnings, "node "+n.Node+": "+w)
-		}
-		if n.Lost {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s (%s) stopped answering: its row holds what it measured until then, and the total is partial", n.Node, n.URL))
-		}
-		if math.Abs(float64(n.ClockOffsetSeconds)) > 1 {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("node %s's clock is %.1f s off this Mac's: its span is by its own clock", n.Node, float64(n.ClockOffsetSeconds)))
-		}
+		sum.Warnings = append(sum.Warnings, nodeWarnings(n)...)
 	}
 	sum.EnergyJoules, sum.PeakPowerWatts = wire.NewComponents(energy, has), wire.NewComponents(peak, has)
 	if s := elapsed.Seconds(); s > 0 {
@@ -181,4 +178,22 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 		sum.Warnings = append(sum.Warnings, "node "+t.Node+" "+why+" and is not measured (--skip-unreachable): the total leaves it out")
 	}
 	return sum
+}
+
+// nodeWarnings are what the total says of node n: its own warnings, that
+// it was lost, that its clock is off this Mac's, each naming it by its
+// label, since two nodes may have one name.
+func nodeWarnings(n wire.NodeSummary) []string {
+	name := cmp.Or(n.Label, n.Node)
+	var ws []string
+	for _, w := range n.Warnings {
+		ws = append(ws, "node "+name+": "+w)
+	}
+	if n.Lost {
+		ws = append(ws, fmt.Sprintf("node %s (%s) stopped answering: its row holds what it measured until then, and the total is partial", n.Node, n.URL))
+	}
+	if math.Abs(float64(n.ClockOffsetSeconds)) > 1 {
+		ws = append(ws, fmt.Sprintf("node %s's clock is %.1f s off this Mac's: its span is by its own clock", name, float64(n.ClockOffsetSeconds)))
+	}
+	return ws
 }

@@ -54,12 +54,18 @@ type Setup struct {
 	// --node-ca are read: under sudo, the user who ran it (nil, or a nil
 	// credential: exopower's own user).
 	ReadAs func() (*syscall.Credential, error)
+	// Boot is this Mac's boot session (boot.ID), by which a serve on
+	// this Mac is told from another's; "" when unknown.
+	Boot string
 }
 
 // Connect reaches every node at once: a remote one by its status, this
 // Mac by starting its stream. Nodes that do not answer, or not as
 // exopower serve does, are an error, unless SkipUnreachable: then they
-// are left out, and named in skipped. Close the members when done.
+// are left out, and named in skipped. A Mac reached twice (one serve
+// under two URLs, this Mac as local and by its serve) is an error
+// whatever SkipUnreachable says: the list of nodes is wrong. Close the
+// members when done.
 func (s Setup) Connect(ctx context.Context) (members []Member, skipped []Skipped, err error) {
 	ts, auth, err := s.targets(s.Getenv)
 	if err != nil {
@@ -86,6 +92,9 @@ func (s Setup) Connect(ctx context.Context) (members []Member, skipped []Skipped
 		default:
 			failed = append(failed, errs[i])
 		}
+	}
+	if err := twice(members, s.Boot); err != nil {
+		failed = append(failed, err)
 	}
 	if len(failed) > 0 {
 		CloseAll(members)

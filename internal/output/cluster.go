@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -27,10 +28,15 @@ type ClusterSink interface {
 	Close() error
 }
 
+// NodeName is how a node of a watch over several Macs is named: by its
+// own name, and by a label that tells it from the others, which is what
+// the views show.
+type NodeName struct{ Name, Label string }
+
 // cluster is what every cluster sink keeps: each node's newest line, and
 // the total after it.
 type cluster struct {
-	nodes []string
+	nodes []NodeName
 	last  []wire.SampleLine
 	seen  []bool
 	state []string
@@ -55,7 +61,7 @@ func (c *cluster) add(i int, l wire.SampleLine) wire.SampleLine {
 }
 
 // NewClusterSink returns the sink for c.Format over the named nodes.
-func NewClusterSink(c SinkConfig, nodes []string) (ClusterSink, error) {
+func NewClusterSink(c SinkConfig, nodes []NodeName) (ClusterSink, error) {
 	base := cluster{nodes: nodes, last: make([]wire.SampleLine, len(nodes)), seen: make([]bool, len(nodes)), state: make([]string, len(nodes))}
 	switch c.Format {
 	case NDJSON:
@@ -79,7 +85,7 @@ type clusterNDJSON struct {
 }
 
 func (s *clusterNDJSON) Window(i int, l wire.SampleLine) error {
-	l.Node = s.nodes[i]
+	l.Node, l.Label = s.nodes[i].Name, s.nodes[i].Label
 	tot := s.add(i, l)
 	if err := WriteJSON(s.out, l); err != nil {
 		return err
@@ -103,7 +109,7 @@ func (s *clusterLines) Window(i int, l wire.SampleLine) error {
 	if t, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
 		at = t.Local().Format("15:04:05.000")
 	}
-	_, err := fmt.Fprintf(s.out, "%s  %-16s %10s  energy %10s    all %10s  energy %10s\n", at, s.nodes[i],
+	_, err := fmt.Fprintf(s.out, "%s  %-*s %10s  energy %10s    all %10s  energy %10s\n", at, s.width(16), s.nodes[i].Label,
 		Watts(float64(l.PowerWatts.Total)), Joules(float64(l.EnergyJoules.Total)),
 		Watts(float64(tot.PowerWatts.Total)), Joules(float64(tot.EnergyJoules.Total)))
 	return err
@@ -153,22 +159,42 @@ func (s *clusterPanel) Close() error {
 	return err
 }
 
+// panelNumbers is how many columns a row of the panel takes besides the
+// node's label: its indent, and the numbers after the label.
+const panelNumbers = 2 + 1 + 4*11 + 11
+
+// width is how wide the column of the nodes' labels is: the longest
+// label, at least least.
+func (c *cluster) width(least int) int {
+	w := least
+	for _, n := range c.nodes {
+		w = max(w, utf8.RuneCountInString(n.Label))
+	}
+	return w
+}
+
 func (s *clusterPanel) draw() error {
+	w, h := s.t.size()
+	// The labels whole where the terminal leaves them room beside the
+	// numbers, which are never cut: a label cut at its end could lose
+	// what tells two nodes apart, its address, so it is cut in its
+	// middle.
+	nw := min(s.width(20), max(20, w-panelNumbers))
+	label := func(l string) string { return s.st.Render(s.st.Label, fmt.Sprintf("%-*s", nw, cutMiddle(l, nw))) }
 	var b strings.Builder
 	fmt.Fprintln(&b, s.st.Render(s.st.Title, fmt.Sprintf("exopower watch: %d nodes   (Ctrl-C ends it with a summary)", len(s.nodes))))
-	fmt.Fprintf(&b, "\n  %-20s %10s %10s %10s %10s %11s\n", "node", "power", "CPU", "GPU", "ANE", "energy")
-	for i, name := range s.nodes {
+	fmt.Fprintf(&b, "\n  %-*s %10s %10s %10s %10s %11s\n", nw, "node", "power", "CPU", "GPU", "ANE", "energy")
+	for i, n := range s.nodes {
 		switch {
 		case !s.seen[i] && s.state[i] != "":
-			fmt.Fprintf(&b, "  %s  %s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), s.st.Render(s.st.Warn, s.state[i]))
+			fmt.Fprintf(&b, "  %s  %s\n", label(n.Label), s.st.Render(s.st.Warn, s.state[i]))
 		case !s.seen[i]:
-			fmt.Fprintf(&b, "  %s %12s\n", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))), "waiting")
+			fmt.Fprintf(&b, "  %s %12s\n", label(n.Label), "waiting")
 		default:
-			s.row(&b, name, s.last[i], s.state[i])
+			s.row(&b, label(n.Label), nw, s.last[i], s.state[i])
 		}
 	}
-	s.row(&b, "total", s.total, "")
-	w, h := s.t.size()
+	s.row(&b, label("total"), nw, s.total, "")
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if h > 0 && len(lines) > h {
 		lines = lines[:h]
@@ -181,15 +207,26 @@ func (s *clusterPanel) draw() error {
 	return err
 }
 
-// row draws a node's newest window, and under it state, what became of
-// its stream, when there is one to say.
-func (s *clusterPanel) row(b *strings.Builder, name string, l wire.SampleLine, state string) {
+// row draws a node's newest window after its label, drawn nw wide, and
+// under it state, what became of its stream, when there is one to say.
+func (s *clusterPanel) row(b *strings.Builder, label string, nw int, l wire.SampleLine, state string) {
 	p := l.PowerWatts
-	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s", s.st.Render(s.st.Label, fmt.Sprintf("%-20s", truncate(name, 20))),
+	fmt.Fprintf(b, "  %s %10s %10s %10s %10s %11s", label,
 		Watts(float64(p.Total)), Watts(float64(p.CPU)), Watts(float64(p.GPU)), Watts(float64(p.ANE)), Joules(float64(l.EnergyJoules.Total)))
 	b.WriteString("\n")
 	// On a line of its own: the row fills 80 columns.
 	if state != "" {
-		fmt.Fprintf(b, "  %-20s %s\n", "", s.st.Render(s.st.Warn, state))
+		fmt.Fprintf(b, "  %-*s %s\n", nw, "", s.st.Render(s.st.Warn, state))
 	}
+}
+
+// cutMiddle cuts s to width columns, if it is wider, in its middle,
+// keeping its start and its end.
+func cutMiddle(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width || width < 3 {
+		return s
+	}
+	head := (width - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
 }

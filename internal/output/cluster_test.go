@@ -17,7 +17,7 @@ func line(node string, watts, joules float64) wire.SampleLine {
 // window), and a total row that sums each node's newest window.
 func TestClusterPanelDrawsARowPerNodeAndTheTotal(t *testing.T) {
 	var out bytes.Buffer
-	s, err := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, []string{"mac1", "mac2"})
+	s, err := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, named("mac1", "mac2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestClusterPanelDrawsARowPerNodeAndTheTotal(t *testing.T) {
 
 func TestClusterNDJSONNamesTheNodeAndAddsATotalLine(t *testing.T) {
 	var out bytes.Buffer
-	s, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &out}}, []string{"mac1", "mac2"})
+	s, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &out}}, named("mac1", "mac2"))
 	s.Window(0, line("", 10, 1))
 	s.Window(1, line("", 20, 4))
 	ls := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -57,7 +57,7 @@ func TestClusterNDJSONNamesTheNodeAndAddsATotalLine(t *testing.T) {
 // last window (or in place of "waiting"), until it is back.
 func TestClusterPanelShowsWhatBecameOfANodesStream(t *testing.T) {
 	var out bytes.Buffer
-	s, _ := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, []string{"mac1", "mac2"})
+	s, _ := NewClusterSink(SinkConfig{Format: Panel, Terminal: Terminal{Out: &out, TTY: true}}, named("mac1", "mac2"))
 	s.Window(0, line("", 10, 1))
 	s.Note(0, "stream broke: reconnecting")
 	s.Note(1, "stream lost")
@@ -75,7 +75,7 @@ func TestClusterPanelShowsWhatBecameOfANodesStream(t *testing.T) {
 		t.Errorf("frame %q: mac1's stream is back", frame)
 	}
 	var nd bytes.Buffer
-	j, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &nd}}, []string{"mac1"})
+	j, _ := NewClusterSink(SinkConfig{Format: NDJSON, Terminal: Terminal{Out: &nd}}, named("mac1"))
 	if j.Note(0, "stream lost") != nil || nd.Len() != 0 {
 		t.Errorf("NDJSON wrote %q for a note: its notes go to stderr, not among the data", nd.String())
 	}

@@ -1,11 +1,13 @@
 package output
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 
@@ -88,18 +90,25 @@ func writeNodes(b *strings.Builder, sum *wire.Summary, st *Styles) {
 	if len(sum.Nodes) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "  %-20s %12s %12s %9s %10s\n", "node", "energy", "average", "covered", "round trip")
-	for _, n := range sum.Nodes {
-		name := n.Node
+	// Each node by its label, whole: two nodes may have one name, and
+	// their labels differ by their addresses, at the end.
+	names := make([]string, len(sum.Nodes))
+	width := 20
+	for i, n := range sum.Nodes {
+		names[i] = cmp.Or(n.Label, n.Node)
 		if n.Lost {
-			name += " (lost)"
+			names[i] += " (lost)"
 		}
-		fmt.Fprintf(b, "  %s %s %12s %9s %10s\n", st.Render(st.Label, fmt.Sprintf("%-20s", name)),
+		width = max(width, utf8.RuneCountInString(names[i]))
+	}
+	fmt.Fprintf(b, "  %-*s %12s %12s %9s %10s\n", width, "node", "energy", "average", "covered", "round trip")
+	for i, n := range sum.Nodes {
+		fmt.Fprintf(b, "  %s %s %12s %9s %10s\n", st.Render(st.Label, fmt.Sprintf("%-*s", width, names[i])),
 			st.Render(st.Value, fmt.Sprintf("%12s", Joules(float64(n.EnergyJoules.Total)))),
 			Watts(float64(n.AvgPowerWatts.Total)), Percent(float64(n.Coverage)), fmt.Sprintf("%.1f ms", float64(n.RoundTripSeconds)*1000))
 	}
 	if sum.UncertaintyJoules != nil {
-		fmt.Fprintf(b, "  %-20s %12s  (the round trips' bound on the total)\n", "±", Joules(float64(*sum.UncertaintyJoules)))
+		fmt.Fprintf(b, "  %-*s %12s  (the round trips' bound on the total)\n", width, "±", Joules(float64(*sum.UncertaintyJoules)))
 	}
 }
 

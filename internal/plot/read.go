@@ -160,8 +160,8 @@ type watchLine struct {
 	Nodes           []wire.NodeSummary `json:"nodes"`
 }
 
-// nodeLines gathers the lines of watch --node --json: a series per node,
-// in the order the nodes first come, times in seconds from base by each
+// nodeLines gathers the lines of watch --node --json: a series per node
+// (per label), in the order the nodes first come, times in seconds from base by each
 // node's clock.
 type nodeLines struct {
 	base    time.Time
@@ -202,10 +202,14 @@ func (nl *nodeLines) add(l watchLine) error {
 		if err != nil {
 			return fmt.Errorf("its time %q is not RFC 3339", l.Time)
 		}
-		s := nl.byNode[l.Node]
+		// By its label: two Macs may have one name, and their windows,
+		// joined, would run back and forth in time. Lines written before
+		// labels have the name alone.
+		name := cmp.Or(l.Label, l.Node)
+		s := nl.byNode[name]
 		if s == nil {
-			s = &NodeSeries{Name: l.Node}
-			nl.byNode[l.Node] = s
+			s = &NodeSeries{Name: name}
+			nl.byNode[name] = s
 			nl.series = append(nl.series, s)
 		}
 		if nl.base.IsZero() {
@@ -235,7 +239,7 @@ func (nl *nodeLines) chart() Nodes {
 	offsets := map[string]float64{}
 	if nl.summary != nil {
 		for _, n := range nl.summary.Nodes {
-			offsets[n.Node] = float64(n.ClockOffsetSeconds)
+			offsets[cmp.Or(n.Label, n.Node)] = float64(n.ClockOffsetSeconds)
 		}
 		title += fmt.Sprintf("\n%d nodes, %s over %.4g s, %s on average", len(nl.summary.Nodes),
 			output.Joules(float64(nl.summary.EnergyJoules.Total)), float64(nl.summary.DurationSeconds),

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/exopower/exopower/internal/power"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -180,6 +180,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	st := wire.Status{
 		Node:            s.cfg.Node,
+		InstanceID:      s.instance,
 		Source:          wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
 		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
 		StartedAt:       wall(s.started),
@@ -203,6 +204,10 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	if rerr != nil {
 		e := rerr.Error()
 		st.RestartError = &e
+	}
+	if s.cfg.Boot != "" {
+		b := s.cfg.Boot
+		st.BootID = &b
 	}
 	if t.Windows > 0 {
 		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power, t.Last.Has)}

@@ -48,6 +48,10 @@ type Restarter interface {
 type Config struct {
 	// Node names this machine in status and spans.
 	Node string
+	// Boot is this machine's boot session (boot.ID), published in the
+	// status so that a client on this machine can tell that it reaches
+	// its own Mac; "" where unknown.
+	Boot string
 	// Interval is the stream's sample interval.
 	Interval time.Duration
 	// Reasons are the reasons the source refuses a reading for, each
@@ -92,6 +96,10 @@ type Server struct {
 	hosts   map[string]bool // this machine's names: Config.Hostnames
 	cop     *http.CrossOriginProtection
 
+	// instance tells this serve from every other, however it is
+	// reached: drawn at its start.
+	instance string
+
 	mu      sync.Mutex
 	spans   map[string]*openSpan
 	pending int // spans being opened: counted against MaxOpenSpans
@@ -109,7 +117,7 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), spans: map[string]*openSpan{},
+	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), instance: randomHex(16), spans: map[string]*openSpan{},
 		web:   newWebConfig(cfg.Web, cfg.BeyondLoopback, cfg.Log),
 		hosts: hostnames(cfg.Hostnames),
 		cop:   http.NewCrossOriginProtection(),
@@ -153,8 +161,11 @@ func (s *Server) RunExpiry(ctx context.Context) {
 	}
 }
 
-func newID() string {
-	b := make([]byte, 12)
+func newID() string { return randomHex(12) }
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }

@@ -20,7 +20,8 @@ var wireShapes = []jsondoc.Shape{
 	// A span is one node's: it never holds nodes of its own.
 	{Names: []string{"serve-span", "serve-span-end"}, Type: Reading{},
 		Never: []string{"nodes", "uncertainty_joules"}},
-	{Names: []string{"serve-window"}, Type: SampleLine{}},
+	// A serve's stream is one Mac's: it has no other to be told apart from.
+	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label"}},
 	{Names: []string{"serve-error"}, Type: Error{}},
 }
 

@@ -78,7 +78,13 @@ type Summary struct {
 // of the span's edges.
 type NodeSummary struct {
 	*Summary
+	// Node is the node's name for itself, as its serve gives it (this
+	// Mac's hostname for "local"); two nodes may give the same.
 	Node string `json:"node"`
+	// Label names the node apart from every other of the run: its name,
+	// or, when another node's name is the same (but for case and a
+	// ".local"), its name and address, "mac1 (10.0.0.5:10241)".
+	Label string `json:"label"`
 	// URL is the node's exopower serve, or "local" for this Mac.
 	URL string `json:"url"`
 	// EndedAt is the end of the span by the node's clock (StartedAt its
@@ -238,6 +244,9 @@ type SampleLine struct {
 	// Node names the Mac the window is of, in a watch over several Macs
 	// (--node) and in exopower serve's stream; absent otherwise.
 	Node string `json:"node,omitempty"`
+	// Label names the node apart from the others of a watch over several
+	// Macs, as NodeSummary.Label does; absent otherwise.
+	Label string `json:"label,omitempty"`
 }
 
 // DefaultListen is where exopower serve listens unless told otherwise:
@@ -248,7 +257,15 @@ const DefaultListen = "127.0.0.1:10241"
 
 // Status is the answer to GET /v1/status.
 type Status struct {
-	Node            string         `json:"node"`
+	Node string `json:"node"`
+	// InstanceID is drawn at random when serve starts, 128 bits in hex:
+	// two URLs that answer the same one reach the same serve. Absent
+	// from a serve older than it.
+	InstanceID string `json:"instance_id"`
+	// BootID is a digest of the boot session of the Mac that serve runs
+	// on (32 hex digits), the same for every program on that Mac until
+	// it restarts; null where the system does not say.
+	BootID          *string        `json:"boot_id"`
 	Source          Source         `json:"source"`
 	IntervalSeconds Num            `json:"interval_seconds"`
 	StartedAt       string         `json:"started_at"`

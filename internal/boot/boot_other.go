@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package boot
+
+// sessionID is not known here.
+func sessionID() string { return "" }
