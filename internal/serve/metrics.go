@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/power"
+	"github.com/exopower/exopower/internal/sampler"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -120,19 +121,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.errors, float64(t.Refused[r]), r)
 	}
 	counter(c.restarts, float64(restarts))
-	// Each rail's health, where the source reports the rail: a rail going
-	// bad on a new macOS shows on the dashboard before anyone reads a
-	// warning.
-	for r := range power.NumRails {
-		if !t.Has.Has(r) {
-			continue
-		}
-		counter(c.railRefused, float64(t.Health[r].Refused), r.Label())
-		counter(c.railGlitches, float64(t.Health[r].Glitches), r.Label())
-		if slices.Contains(power.HabitRails, r) {
-			gauge(c.railStill, t.Stood[r].Seconds(), r.Label())
-		}
-	}
+	c.collectRails(ch, &t)
 	gauge(c.sourceInfo, 1, t.Source, t.HWModel, t.OSBuild)
 	gauge(c.buildInfo, 1, c.s.cfg.Version, c.s.cfg.Revision, c.s.cfg.GoVersion)
 	c.s.mu.Lock()
@@ -140,6 +129,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.s.mu.Unlock()
 	gauge(c.open, float64(open))
 	gauge(c.streams, float64(streams))
+}
+
+// collectRails gives each rail's health, where the source reports the
+// rail: a rail going bad on a new macOS shows on the dashboard before
+// anyone reads a warning.
+func (c *collector) collectRails(ch chan<- prometheus.Metric, t *sampler.StreamTotals) {
+	for r := range power.NumRails {
+		if !t.Has.Has(r) {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.railRefused, prometheus.CounterValue, float64(t.Health[r].Refused), r.Label())
+		ch <- prometheus.MustNewConstMetric(c.railGlitches, prometheus.CounterValue, float64(t.Health[r].Glitches), r.Label())
+		if slices.Contains(power.HabitRails, r) {
+			ch <- prometheus.MustNewConstMetric(c.railStill, prometheus.GaugeValue, t.Stood[r].Seconds(), r.Label())
+		}
+	}
 }
 
 // stale is how long after its last window the power gauges still tell the
