@@ -80,8 +80,11 @@ func TestAJumpForGoodIsARefusedWindow(t *testing.T) {
 	var sum wire.Summary
 	ioreportJSON(t, &sum, []string{"FAKEPM_IOREPORT=cpu-jump-at=8", "FAKEPM_PROFILE=" + steadyProfile},
 		"run", "--json", "--source", "ioreport", "-i", "100ms", "--", "span", filepath.Join(t.TempDir(), "span"), "1.5")
-	if sum.Rails.CPU.RefusedWindows != 1 || float64(sum.PeakPowerWatts.CPU) > 10 || float64(sum.EnergyJoules.CPU) > 9*float64(sum.DurationSeconds)*1.01 {
-		t.Errorf("rails %+v, CPU %v J, peak %v W: want one window refused and nothing of the jump", sum.Rails.CPU, float64(sum.EnergyJoules.CPU), float64(sum.PeakPowerWatts.CPU))
+	// Nothing of the jump's 1e15 J: the CPU's 9 W, less than 10 % off
+	// (the refused window is bridged from its neighbours, and under load a
+	// reading's stamp may trail the fake's clock by some milliseconds).
+	if sum.Rails.CPU.RefusedWindows != 1 || float64(sum.PeakPowerWatts.CPU) > 10 || float64(sum.EnergyJoules.CPU) > 9*float64(sum.DurationSeconds)*1.1 {
+		t.Errorf("rails %+v, CPU %v J over %v s, peak %v W: want one window refused and nothing of the jump", sum.Rails.CPU, float64(sum.EnergyJoules.CPU), float64(sum.DurationSeconds), float64(sum.PeakPowerWatts.CPU))
 	}
 	found := false
 	named := regexp.MustCompile(`the CPU reads [0-9.]+e\+1[0-9] W over [0-9.]+m?s, beyond the 1000 W`)
