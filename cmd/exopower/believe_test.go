@@ -40,7 +40,7 @@ func TestGlitchesAreDroppedAndCountedWhereOperatorsLook(t *testing.T) {
 	if sum.Rails.CPU.Glitches < 2 || sum.Rails.GPU.Glitches != 0 || sum.Rails.CPU.RefusedWindows != 0 {
 		t.Errorf("rails %+v: want the CPU's glitches counted, nothing refused", sum.Rails)
 	}
-	if float64(sum.PeakPowerWatts.CPU) > 10 {
+	if float64(sum.PeakPowerWatts.CPU) > 20 { // a short window under load reads high, 1.3 MJ far higher
 		t.Errorf("the CPU's peak is %v W, of a CPU at 9 W", float64(sum.PeakPowerWatts.CPU))
 	}
 
@@ -83,7 +83,7 @@ func TestAJumpForGoodIsARefusedWindow(t *testing.T) {
 	// Nothing of the jump's 1e15 J: the CPU's 9 W, less than 10 % off
 	// (the refused window is bridged from its neighbours, and under load a
 	// reading's stamp may trail the fake's clock by some milliseconds).
-	if sum.Rails.CPU.RefusedWindows != 1 || float64(sum.PeakPowerWatts.CPU) > 10 || float64(sum.EnergyJoules.CPU) > 9*float64(sum.DurationSeconds)*1.1 {
+	if sum.Rails.CPU.RefusedWindows != 1 || float64(sum.PeakPowerWatts.CPU) > 20 || float64(sum.EnergyJoules.CPU) > 9*float64(sum.DurationSeconds)*1.1 {
 		t.Errorf("rails %+v, CPU %v J over %v s, peak %v W: want one window refused and nothing of the jump", sum.Rails.CPU, float64(sum.EnergyJoules.CPU), float64(sum.DurationSeconds), float64(sum.PeakPowerWatts.CPU))
 	}
 	found := false
