@@ -195,6 +195,9 @@ func Pipe(ctx context.Context, r io.Reader, name string, interval time.Duration)
 	meter := sampler.Start(powermetrics.NewReader(r, time.Now), cfg)
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
+		if errors.Is(err, context.Canceled) {
+			return nil, cli.Fail(fmt.Errorf("interrupted before the first document from %s; nothing was measured", cli.InputName(name)))
+		}
 		return nil, cli.Fail(fmt.Errorf("%s: %w", cli.InputName(name), err), notLiveHint(name, err))
 	}
 	return meter, nil
