@@ -108,7 +108,7 @@ var ErrNewerRecording = errors.New("a newer exopower wrote it")
 // whose windows sit where their readings were taken (mono_ns), from the
 // first reading's wall-clock time.
 type Recording struct {
-	sc     *bufio.Scanner
+	lines  *lineReader
 	header Header
 	n      int // lines read
 	origin time.Time
@@ -121,35 +121,23 @@ type Recording struct {
 	joined bool
 }
 
-// MaxLine bounds a recording's line: 364 channels take about 25 KB.
-const MaxLine = 4 << 20
-
-// IsRecording says whether b, the start of a file, is an IOReport
-// recording's.
-func IsRecording(b []byte) bool {
-	var h struct {
-		Type string `json:"type"`
-	}
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	return json.Unmarshal(first, &h) == nil && h.Type == RecordingType
-}
-
-// NewRecording reads r's header.
+// NewRecording reads r's header: ErrNotRecording when r's first line is
+// no IOReport recording's, ErrNewerRecording when a newer exopower wrote
+// it, ErrBrokenHeader when it says it is one and cannot be read.
 func NewRecording(r io.Reader) (*Recording, error) {
-	rec := &Recording{sc: bufio.NewScanner(r)}
-	rec.sc.Buffer(make([]byte, 64<<10), MaxLine)
-	if !rec.sc.Scan() {
-		if err := rec.sc.Err(); err != nil {
-			return nil, err
-		}
+	rec := &Recording{lines: newLineReader(r)}
+	first, long, err := rec.lines.next()
+	switch {
+	case err == io.EOF:
 		return nil, ErrNotRecording
+	case errors.Is(err, errEndless):
+		return nil, fmt.Errorf("line 1: %w", err)
+	case err != nil:
+		return nil, err
 	}
 	rec.n = 1
-	if err := json.Unmarshal(rec.sc.Bytes(), &rec.header); err != nil || rec.header.Type != RecordingType {
-		return nil, ErrNotRecording
-	}
-	if rec.header.SchemaVersion != 1 {
-		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1: %w", rec.header.SchemaVersion, ErrNewerRecording)
+	if rec.header, err = parseHeader(bytes.TrimPrefix(first, bom), long); err != nil {
+		return nil, err
 	}
 	rec.w.plan = &rec.plan
 	return rec, nil
@@ -175,12 +163,26 @@ func (rec *Recording) Warnings() []string {
 // where the counters went back or the channels changed, and io.EOF at
 // the end.
 func (rec *Recording) Next() (power.Sample, error) {
-	for rec.sc.Scan() {
+	for {
+		b, long, err := rec.lines.next()
+		switch {
+		case err == io.EOF:
+			return power.Sample{}, io.EOF
+		case errors.Is(err, errEndless):
+			return power.Sample{}, fmt.Errorf("line %d: %w", rec.n+1, err)
+		case err != nil:
+			return power.Sample{}, err
+		}
 		rec.n++
-		if len(bytes.TrimSpace(rec.sc.Bytes())) == 0 {
+		if long {
+			return power.Sample{}, &RecordingError{Line: rec.n, Err: errLongLine}
+		}
+		// A recording joined on may start with a byte order mark too.
+		b = bytes.TrimPrefix(b, bom)
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		r, channels, err := rec.parse(rec.sc.Bytes())
+		r, channels, err := rec.parse(b)
 		switch {
 		case errors.Is(err, errJoined):
 			continue // its first reading breaks the chain
@@ -210,10 +212,6 @@ func (rec *Recording) Next() (power.Sample, error) {
 			return s, err
 		}
 	}
-	if err := rec.sc.Err(); err != nil {
-		return power.Sample{}, err
-	}
-	return power.Sample{}, io.EOF
 }
 
 // errJoined is a header line after the first: another recording joined

@@ -289,11 +289,14 @@ func firstJSON(r io.Reader) (jsonHead, io.Reader) {
 // readWindows reads the rows of a samples file, or those of a recording's
 // windows: a samples file starts with its CSV header or with '{'.
 func readWindows(r io.Reader) ([]output.SampleRow, error) {
+	isIOReport, r, err := source.SniffIOReportRecording(r)
+	if err != nil {
+		return nil, err
+	}
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(len(output.SamplesHeader[0]) + 1)
 	head = bytes.TrimLeft(head, " \t\r\n")
-	first, _ := br.Peek(256)
-	if !source.IsIOReportRecording(first) && (bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+","))) {
+	if !isIOReport && (bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+","))) {
 		return output.ReadSamples(br)
 	}
 	var windows output.WindowLog

@@ -8,7 +8,6 @@
 package source
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -219,14 +218,17 @@ func notLiveHint(from string, err error) string {
 // hands every window to onWindow (nil: none): a powermetrics -f plist
 // stream, whose windows follow each other by their lengths, or an
 // IOReport recording (exopower record), whose readings say when they
-// were taken.
+// were taken. Which of the two r is comes from its first line, however
+// long (ioreport.Sniff).
 func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(256)
-	if !ioreport.IsRecording(head) {
-		return sampler.RecordingWindows(powermetrics.NewRecording(br), Name, onWindow)
+	isIOReport, r, err := ioreport.Sniff(r)
+	if err != nil {
+		return sampler.Result{}, err
 	}
-	rec, err := ioreport.NewRecording(br)
+	if !isIOReport {
+		return sampler.RecordingWindows(powermetrics.NewRecording(r), Name, onWindow)
+	}
+	rec, err := ioreport.NewRecording(r)
 	if err != nil {
 		return sampler.Result{}, &ioRecordingError{err}
 	}
@@ -241,9 +243,10 @@ func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (samp
 // IOReportRecording is the "type" of an IOReport recording's first line.
 const IOReportRecording = ioreport.RecordingType
 
-// IsIOReportRecording says whether b, the start of a file, is an IOReport
-// recording's.
-func IsIOReportRecording(b []byte) bool { return ioreport.IsRecording(b) }
+// SniffIOReportRecording reads enough of r to tell whether it is an
+// IOReport recording (its first line, however long), and returns r whole
+// again.
+func SniffIOReportRecording(r io.Reader) (bool, io.Reader, error) { return ioreport.Sniff(r) }
 
 // ioRecordingError is why an IOReport recording could not be measured:
 // its hint is exopower record's, not powermetrics's.
