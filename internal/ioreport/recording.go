@@ -115,6 +115,7 @@ type Recording struct {
 	plan   Plan
 	w      windows
 	smc    bool // a reading had the SMC's power
+	rails  bool // a reading had a CPU, GPU or ANE channel exopower knows
 	// last is when the last reading was taken; joined says that another
 	// recording starts at the next reading.
 	last   time.Time
@@ -156,6 +157,17 @@ func (rec *Recording) Warnings() []string {
 		return append(slices.Clip(rec.plan.Warnings), NoSMC)
 	}
 	return rec.plan.Warnings
+}
+
+// Measurable says, once the recording is read, whether it held anything
+// to measure: a CPU, GPU or ANE channel exopower knows, or the SMC's
+// power. Without either its windows read 0 W, which is no measurement:
+// the live stream refuses such channels at the start (ErrNoRail).
+func (rec *Recording) Measurable() error {
+	if rec.rails || rec.smc {
+		return nil
+	}
+	return fmt.Errorf("%w, and no reading has the SMC's system power (PSTR): nothing to measure", ErrNoRail)
 }
 
 // Next returns the window that ends at the next reading, a
@@ -206,6 +218,7 @@ func (rec *Recording) Next() (power.Sample, error) {
 				return power.Sample{}, &power.BreakError{Source: Name, Err: fmt.Errorf("the channels changed at line %d", rec.n)}
 			}
 		}
+		rec.rails = rec.rails || rec.plan.Has.CPU || rec.plan.Has.GPU || rec.plan.Has.ANE
 		s, ok, err := rec.w.next(r)
 		if err != nil || ok {
 			s.HWModel, s.OSBuild = rec.header.HWModel, rec.header.OSBuild

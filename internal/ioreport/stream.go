@@ -63,6 +63,10 @@ type Stream struct {
 // counters still hold all the energy since the last that did not.
 const maxFailedReads = 5
 
+// ErrNoRail says that IOReport's channels carry none of the SoC's rails
+// that exopower knows.
+var ErrNoRail = errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
+
 // NewStream subscribes to lib's channels and takes the first reading,
 // from which the first window runs. now is the monotonic clock (time.Now
 // when nil).
@@ -78,7 +82,7 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 		requests: make(chan struct{}, 1), stop: make(chan struct{})}
 	if !s.plan.Has.CPU && !s.plan.Has.GPU && !s.plan.Has.ANE {
 		lib.Close()
-		return nil, errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
+		return nil, ErrNoRail
 	}
 	s.w.plan = &s.plan
 	s.bufs = [2][]int64{make([]int64, len(channels)), make([]int64, len(channels))}

@@ -233,11 +233,14 @@ func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (samp
 		return sampler.Result{}, &ioRecordingError{err}
 	}
 	res, err := sampler.RecordingWindows(rec, IOReport, onWindow)
-	res.Warnings = append(res.Warnings, rec.Warnings()...)
-	if err != nil {
-		err = &ioRecordingError{err}
+	if err == nil {
+		err = rec.Measurable()
 	}
-	return res, err
+	if err != nil {
+		return sampler.Result{}, &ioRecordingError{err}
+	}
+	res.Warnings = append(res.Warnings, rec.Warnings()...)
+	return res, nil
 }
 
 // IOReportRecording is the "type" of an IOReport recording's first line.
@@ -264,6 +267,8 @@ func RecordingError(name string, err error) error {
 		return cli.Fail(err)
 	case errors.Is(err, ioreport.ErrNewerRecording):
 		return cli.Fail(err, "read it with the exopower that wrote it, or a newer one (exopower version says which this is)")
+	case errors.Is(err, ioreport.ErrNoRail):
+		return cli.Fail(err, "record that Mac with powermetrics instead: "+CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist"))
 	case errors.As(err, &ioErr):
 		return cli.Fail(err, "record IOReport on a Mac with: exopower record -n 100 -o readings.ndjson")
 	}
