@@ -171,9 +171,10 @@ func (rec *Recording) Measurable() error {
 }
 
 // Next returns the window that ends at the next reading, a
-// *RecordingError for a line that cannot be read, a *power.BreakError
-// where the counters went back or the channels changed, and io.EOF at
-// the end.
+// *RecordingError for a line that cannot be read (one over MaxLine
+// included), a *power.BreakError where the counters went back or the
+// channels changed, and io.EOF at the end. A line with no end within
+// 16 MiB ends the recording with an error that names it.
 func (rec *Recording) Next() (power.Sample, error) {
 	for {
 		b, long, err := rec.lines.next()
