@@ -74,9 +74,17 @@ func runPlot(s *cli.Streams, o *plotOptions) error {
 	}
 	defer r.Close()
 	name := cli.InputName(o.input)
+	// A signal ends the reading at once, a read that waits on a pipe, a
+	// FIFO or a terminal included, and the writing: the picture is
+	// written whole or not at all.
+	in := cli.Interruptible(r, s.Signals)
+	defer in.Stop()
 	// The picture names the file, not the path to it: a picture is
 	// shared, the folders it came from are the user's own.
-	draw, err := plot.Read(r, filepath.Base(name))
+	draw, err := plot.Read(in, filepath.Base(name))
+	if in.Interrupted() {
+		return cli.Fail(fmt.Errorf("interrupted while reading %s; no plot was written", name))
+	}
 	if err != nil {
 		var se *cli.Error
 		if errors.As(err, &se) {
@@ -88,8 +96,25 @@ func runPlot(s *cli.Streams, o *plotOptions) error {
 			"or a bench's JSON (bench --json, --export-json), or the lines of watch --node --json")
 	}
 	format, _ := plot.FormatOf(o.output)
-	err = output.WriteFile(o.output, func(w io.Writer) error { return draw(w, format, o.size) }, nil)
+	err = output.WriteFile(o.output, func(w io.Writer) error { return draw(interruptible{w, in}, format, o.size) }, nil)
+	if err != nil && in.Interrupted() {
+		return cli.Fail(fmt.Errorf("interrupted while writing the plot; %s is as it was", o.output))
+	}
 	return cli.Wrote(o.output, err)
+}
+
+// interruptible is a writer whose writes fail once a signal has come:
+// a file written through a temporary one is then left as it was.
+type interruptible struct {
+	w  io.Writer
+	in *cli.Interrupt
+}
+
+func (w interruptible) Write(p []byte) (int, error) {
+	if w.in.Interrupted() {
+		return 0, cli.ErrInterrupted
+	}
+	return w.w.Write(p)
 }
 
 // windowFiles are the flags of the files run writes of its windows.

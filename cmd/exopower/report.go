@@ -9,6 +9,7 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 type reportOptions struct {
@@ -56,19 +57,36 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 		return err
 	}
 	defer r.Close()
+	// A signal ends the reading at once, a read that waits on a pipe, a
+	// FIFO or a terminal included: the recording read so far is
+	// summarised, since it may be a stream that is gone once read.
+	in := cli.Interruptible(r, s.Signals)
 	var windows output.WindowLog
-	res, err := source.Recording(r, windows.Add)
-	if err != nil {
+	res, err := source.Recording(in, windows.Add)
+	interrupted := in.Stop()
+	switch {
+	case err != nil && interrupted:
+		return cli.Fail(fmt.Errorf("interrupted while reading %s; nothing was summarised", cli.InputName(o.file)))
+	case err != nil:
 		return source.RecordingError(o.file, err)
 	}
 	// A recording has no interval of its own: the mean window stands in.
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + cli.InputName(o.file)
+	if err := o.print(s, format, sum, func() []output.SampleRow { return windows.Rows(res) }); err != nil || !interrupted {
+		return err
+	}
+	return cli.Fail(fmt.Errorf("interrupted while reading %s: the summary holds the %d windows read by then", cli.InputName(o.file), res.Samples))
+}
+
+// print writes the summary, and the windows before it when --samples
+// asks for them.
+func (o *reportOptions) print(s *cli.Streams, format output.SamplesFormat, sum *wire.Summary, rows func() []output.SampleRow) error {
 	if format == "" {
 		return output.PrintSummary(s, true, o.json, sum)
 	}
-	if err := output.WriteSamples(s.Out, format, windows.Rows(res)); err != nil {
+	if err := output.WriteSamples(s.Out, format, rows()); err != nil {
 		if cli.BrokenPipe(err) {
 			return nil
 		}

@@ -95,13 +95,22 @@ type term struct {
 // NewPlan classifies the channels of a subscription to the Energy Model
 // group. Channels of other groups, and of no rail, are ignored; a
 // channel of a rail whose unit is unknown is left out with a warning,
-// never guessed.
+// never guessed. A rail's channel named twice (the same group and name)
+// is counted once, the first, with a warning: summing both would count
+// the same energy twice.
 func NewPlan(channels []Channel) Plan {
 	p := Plan{Channels: channels}
 	for r := range rails {
 		for _, matches := range choices[r] {
+			seen := map[string]int{}
 			for i, c := range channels {
 				if c.Group != Group || !matches(c.Name) {
+					continue
+				}
+				if seen[c.Name]++; seen[c.Name] == 2 {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("IOReport channel %q is in the %s group more than once: the first is counted in the %s's energy, the others left out", c.Name, Group, Rail(r)))
+				}
+				if seen[c.Name] > 1 {
 					continue
 				}
 				scale, ok := joules[strings.TrimSpace(c.Unit)]

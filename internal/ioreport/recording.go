@@ -108,13 +108,14 @@ var ErrNewerRecording = errors.New("a newer exopower wrote it")
 // whose windows sit where their readings were taken (mono_ns), from the
 // first reading's wall-clock time.
 type Recording struct {
-	sc     *bufio.Scanner
+	lines  *lineReader
 	header Header
 	n      int // lines read
 	origin time.Time
 	plan   Plan
 	w      windows
 	smc    bool // a reading had the SMC's power
+	rails  bool // a reading had a CPU, GPU or ANE channel exopower knows
 	// last is where the last reading was placed; joined says that
 	// another recording starts at the next reading.
 	last   time.Time
@@ -124,35 +125,23 @@ type Recording struct {
 	smcReadings, unjudged int
 }
 
-// MaxLine bounds a recording's line: 364 channels take about 25 KB.
-const MaxLine = 4 << 20
-
-// IsRecording says whether b, the start of a file, is an IOReport
-// recording's.
-func IsRecording(b []byte) bool {
-	var h struct {
-		Type string `json:"type"`
-	}
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	return json.Unmarshal(first, &h) == nil && h.Type == RecordingType
-}
-
-// NewRecording reads r's header.
+// NewRecording reads r's header: ErrNotRecording when r's first line is
+// no IOReport recording's, ErrNewerRecording when a newer exopower wrote
+// it, ErrBrokenHeader when it says it is one and cannot be read.
 func NewRecording(r io.Reader) (*Recording, error) {
-	rec := &Recording{sc: bufio.NewScanner(r)}
-	rec.sc.Buffer(make([]byte, 64<<10), MaxLine)
-	if !rec.sc.Scan() {
-		if err := rec.sc.Err(); err != nil {
-			return nil, err
-		}
+	rec := &Recording{lines: newLineReader(r)}
+	first, long, err := rec.lines.next()
+	switch {
+	case err == io.EOF:
 		return nil, ErrNotRecording
+	case errors.Is(err, errEndless):
+		return nil, fmt.Errorf("line 1: %w", err)
+	case err != nil:
+		return nil, err
 	}
 	rec.n = 1
-	if err := json.Unmarshal(rec.sc.Bytes(), &rec.header); err != nil || rec.header.Type != RecordingType {
-		return nil, ErrNotRecording
-	}
-	if rec.header.SchemaVersion != 1 {
-		return nil, fmt.Errorf("an IOReport recording of schema_version %d: this exopower reads version 1: %w", rec.header.SchemaVersion, ErrNewerRecording)
+	if rec.header, err = parseHeader(bytes.TrimPrefix(first, bom), long); err != nil {
+		return nil, err
 	}
 	rec.w = newWindows(&rec.plan, rec.header.HWModel)
 	return rec, nil
@@ -182,20 +171,49 @@ func (rec *Recording) Warnings() []string {
 	return ws
 }
 
+// Measurable says, once the recording is read, whether it held anything
+// to measure: a CPU, GPU or ANE channel exopower knows, or the SMC's
+// power. Without either its windows read 0 W, which is no measurement:
+// the live stream refuses such channels at the start (ErrNoRail).
+func (rec *Recording) Measurable() error {
+	if rec.rails || rec.smc {
+		return nil
+	}
+	return fmt.Errorf("%w, and no reading has the SMC's system power (PSTR): nothing to measure", ErrNoRail)
+}
+
 // Next returns the window that ends at the next reading, a
-// *RecordingError for a line that cannot be read, a *power.BreakError
-// where the counters went back or the channels changed, and io.EOF at
-// the end.
+// *RecordingError for a line that cannot be read (one over MaxLine
+// included), a *power.BreakError where the counters went back or the
+// channels changed, and io.EOF at the end. A line with no end within
+// 16 MiB ends the recording with an error that names it.
 func (rec *Recording) Next() (power.Sample, error) {
 	if o, ok := rec.w.pop(); ok {
 		return rec.hand(o)
 	}
-	for rec.sc.Scan() {
+	for {
+		b, long, err := rec.lines.next()
+		switch {
+		case err == io.EOF:
+			if rec.w.pending() {
+				rec.unjudged = rec.w.held.Line
+			}
+			return power.Sample{}, io.EOF
+		case errors.Is(err, errEndless):
+			return power.Sample{}, fmt.Errorf("line %d: %w", rec.n+1, err)
+		case err != nil:
+			return power.Sample{}, err
+		}
 		rec.n++
-		if len(bytes.TrimSpace(rec.sc.Bytes())) == 0 {
+		if long {
+			return power.Sample{}, &RecordingError{Line: rec.n, Err: errLongLine}
+		}
+		// A recording joined on may start with a byte order mark too.
+		b = bytes.TrimPrefix(b, bom)
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		r, channels, err := rec.parse(rec.sc.Bytes())
+		r, channels, err := rec.parse(b)
 		switch {
 		case errors.Is(err, errJoined):
 			continue // its first reading breaks the chain
@@ -216,18 +234,12 @@ func (rec *Recording) Next() (power.Sample, error) {
 			rec.plan = NewPlan(channels)
 			rec.w = newWindows(&rec.plan, rec.header.HWModel)
 		}
+		rec.rails = rec.rails || rec.plan.Has.CPU || rec.plan.Has.GPU || rec.plan.Has.ANE
 		rec.push(r)
 		if o, ok := rec.w.pop(); ok {
 			return rec.hand(o)
 		}
 	}
-	if err := rec.sc.Err(); err != nil {
-		return power.Sample{}, err
-	}
-	if rec.w.pending() {
-		rec.unjudged = rec.w.held.Line
-	}
-	return power.Sample{}, io.EOF
 }
 
 // restart starts a chain of readings of channels at r, judged on their

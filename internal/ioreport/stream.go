@@ -77,6 +77,10 @@ const firstWindow = 100 * time.Millisecond
 // next judges: a window's span edge waits on it.
 const soon = 20 * time.Millisecond
 
+// ErrNoRail says that IOReport's channels carry none of the SoC's rails
+// that exopower knows.
+var ErrNoRail = errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
+
 // NewStream subscribes to lib's channels and takes the first reading,
 // from which the first window runs, at most firstWindow later. now is
 // the monotonic clock (time.Now when nil).
@@ -93,7 +97,7 @@ func NewStream(lib Library, interval time.Duration, now func() time.Time) (*Stre
 		requests: make(chan struct{}, 1), stop: make(chan struct{})}
 	if !s.plan.Has.CPU && !s.plan.Has.GPU && !s.plan.Has.ANE {
 		lib.Close()
-		return nil, errors.New("IOReport's Energy Model group has no CPU, GPU or ANE energy channel exopower knows")
+		return nil, ErrNoRail
 	}
 	lib.Select(s.plan.Indices())
 	s.buf = make([]int64, len(channels))

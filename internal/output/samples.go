@@ -260,6 +260,9 @@ func readNDJSON(r io.Reader) ([]SampleRow, error) {
 func readCSV(r io.Reader) ([]SampleRow, error) {
 	cr := csv.NewReader(r)
 	header, err := cr.Read()
+	if _, parse := err.(*csv.ParseError); err != nil && err != io.EOF && !parse {
+		return nil, err // the reading failed, not the file
+	}
 	known := err == nil && (len(header) == oldColumns || len(header) == len(SamplesHeader))
 	if !known || strings.Join(header, ",") != strings.Join(SamplesHeader[:len(header)], ",") {
 		return nil, fmt.Errorf("%w: the first line is not the header %s", ErrNotSamples, strings.Join(SamplesHeader[:3], ",")+",...")

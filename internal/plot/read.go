@@ -32,11 +32,14 @@ type Chart func(w io.Writer, f Format, size Size) error
 // user would share it (its file's, not the path to it).
 func Read(r io.Reader, name string) (Chart, error) {
 	title := "exopower plot: " + name
-	head, r := firstJSON(r)
+	head, r, err := firstJSON(r)
+	if err != nil {
+		return nil, err
+	}
 	switch head.Type {
 	case "bench":
 		var rep bench.Report
-		if err := json.NewDecoder(r).Decode(&rep); err != nil {
+		if err := json.NewDecoder(newBounded(r)).Decode(&rep); err != nil {
 			return nil, fmt.Errorf("a bench's JSON: %w", err)
 		}
 		b := benchChart(&rep)
@@ -45,7 +48,7 @@ func Read(r io.Reader, name string) (Chart, error) {
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
-		n, err := readNodeLines(r)
+		n, err := readNodeLines(newBounded(r))
 		if err != nil {
 			return nil, err
 		}
@@ -275,30 +278,38 @@ type jsonHead struct {
 }
 
 // firstJSON reads the first JSON value of r, if r starts with one, and
-// returns it with r whole again. A value that does not decode has no type.
-func firstJSON(r io.Reader) (jsonHead, io.Reader) {
+// returns it with r whole again. A value that does not decode has no
+// type; a read that fails (a line past maxRun, a signal) is the error.
+func firstJSON(r io.Reader) (jsonHead, io.Reader, error) {
 	br := bufio.NewReader(r)
 	var head jsonHead
 	peek, _ := br.Peek(64)
 	if !bytes.HasPrefix(bytes.TrimLeft(peek, " \t\r\n"), []byte("{")) {
-		return head, br
+		return head, br, nil
 	}
 	var read bytes.Buffer
-	if err := json.NewDecoder(io.TeeReader(br, &read)).Decode(&head); err != nil {
+	in := newBounded(br)
+	if err := json.NewDecoder(io.TeeReader(in, &read)).Decode(&head); err != nil {
+		if in.err != nil {
+			return head, nil, in.err
+		}
 		head = jsonHead{}
 	}
-	return head, io.MultiReader(&read, br)
+	return head, io.MultiReader(&read, br), nil
 }
 
 // readWindows reads the rows of a samples file, or those of a recording's
 // windows: a samples file starts with its CSV header or with '{'.
 func readWindows(r io.Reader) ([]output.SampleRow, error) {
+	isIOReport, r, err := source.SniffIOReportRecording(r)
+	if err != nil {
+		return nil, err
+	}
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(len(output.SamplesHeader[0]) + 1)
 	head = bytes.TrimLeft(head, " \t\r\n")
-	first, _ := br.Peek(256)
-	if !source.IsIOReportRecording(first) && (bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+","))) {
-		return output.ReadSamples(br)
+	if !isIOReport && (bytes.HasPrefix(head, []byte("{")) || bytes.HasPrefix(head, []byte(output.SamplesHeader[0]+","))) {
+		return output.ReadSamples(newBounded(br))
 	}
 	var windows output.WindowLog
 	res, err := source.Recording(br, windows.Add)

@@ -51,6 +51,7 @@ type Decoder struct {
 	buf     []byte
 	off     int // start of unread data in buf
 	scanned int // bytes after off already searched for endTag
+	gap     int // NUL and white space passed over since the last document
 	index   int // index of the next document
 	arrival time.Time
 	err     error // the reader's error, once it has returned one
@@ -99,6 +100,13 @@ func (d *Decoder) Next() (power.Sample, error) {
 // give the same answer however the reads cut them.
 func (d *Decoder) nextDocument() ([]byte, error) {
 	d.skipSeparators()
+	if d.gap > d.limit {
+		// The bytes between documents count against the limit too: a
+		// stream of NULs (/dev/zero) would be read for ever.
+		d.fatal = &DocumentError{Index: d.index, Err: fmt.Errorf("%w: nothing but NUL bytes and white space in its first %d bytes", ErrTooLarge, d.limit)}
+		d.buf, d.off = nil, 0
+		return nil, d.fatal
+	}
 	pending := d.buf[d.off:]
 	if len(pending) == 0 {
 		return nil, nil
@@ -121,7 +129,7 @@ func (d *Decoder) nextDocument() ([]byte, error) {
 func (d *Decoder) take(n int, whole bool) ([]byte, error) {
 	part, i := d.buf[d.off:d.off+n], d.index
 	if cut := indexStart(part); cut > 0 && cut <= d.limit {
-		d.off, d.scanned, d.index = d.off+cut, 0, i+1
+		d.off, d.scanned, d.index, d.gap = d.off+cut, 0, i+1, 0
 		return nil, &DocumentError{Index: i, Err: cutShort(part[:cut], false)}
 	}
 	if len(part) > d.limit {
@@ -129,7 +137,7 @@ func (d *Decoder) take(n int, whole bool) ([]byte, error) {
 		d.buf, d.off = nil, 0
 		return nil, d.fatal
 	}
-	d.off, d.scanned, d.index = d.off+n, 0, i+1
+	d.off, d.scanned, d.index, d.gap = d.off+n, 0, i+1, 0
 	if !whole {
 		d.fatal = d.err
 		d.buf, d.off = nil, 0
@@ -197,6 +205,7 @@ func (d *Decoder) skipSeparators() {
 		switch d.buf[d.off] {
 		case 0, ' ', '\t', '\r', '\n':
 			d.off++
+			d.gap++
 			if d.scanned > 0 {
 				d.scanned--
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,6 +272,66 @@ func TestCheckMarkupChecksNumbersWhereThePlistPackageReadsThem(t *testing.T) {
 	} {
 		if err := checkMarkup([]byte(c.doc)); (err == nil) != c.ok || err != nil && !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v, want it read: %v", c.doc, err, c.ok)
+		}
+	}
+}
+
+// endless reads as /dev/zero does, one byte for ever, but fails once it
+// has given more than most bytes: a decoder that reads that far would
+// read for ever.
+type endless struct {
+	b           byte
+	given, most int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.given > e.most {
+		return 0, errors.New("read on and on")
+	}
+	for i := range p {
+		p[i] = e.b
+	}
+	e.given += len(p)
+	return len(p), nil
+}
+
+// NUL bytes and white space where a document should start count against
+// the size limit, as a document's own bytes do: a stream of them
+// (exopower report /dev/zero) ends with ErrTooLarge once it passes the
+// limit, before any document or after one, instead of being read for
+// ever at a core's full speed.
+func TestNULsAndWhiteSpaceCountAgainstTheSizeLimit(t *testing.T) {
+	base, _ := limitsBase(t)
+	const limit = 1 << 20
+	for _, c := range []struct {
+		name  string
+		head  []byte
+		fill  byte
+		index int
+	}{
+		{"NULs from the start", nil, 0, 0},
+		{"NULs after a document", append(slices.Clip(base), 0), 0, 1},
+		{"new lines after a document", append(slices.Clip(base), '\n'), '\n', 1},
+	} {
+		e := &endless{b: c.fill, most: 8 * limit}
+		d := NewDecoder(io.MultiReader(bytes.NewReader(c.head), e), time.Now)
+		d.limit = limit
+		for range c.index {
+			if _, err := d.Next(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		_, err := d.Next()
+		var de *DocumentError
+		if !errors.As(err, &de) || de.Index != c.index || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "nothing but NUL bytes and white space in its first 1048576 bytes") {
+			t.Errorf("%s: %v; want document %d refused as too large", c.name, err, c.index)
+
+		}
+		if e.given > 2*limit {
+			t.Errorf("%s: %d bytes read to refuse them, where the limit is %d", c.name, e.given, limit)
+		}
+		if _, again := d.Next(); again != err {
+			t.Errorf("%s: the stream goes on after the limit: %v", c.name, again)
 		}
 	}
 }

@@ -8,7 +8,6 @@
 package source
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -199,6 +198,9 @@ func Pipe(ctx context.Context, r io.Reader, name string, interval time.Duration)
 	meter := sampler.Start(powermetrics.NewReader(r, time.Now), cfg)
 	if err := meter.Ready(ctx); err != nil {
 		meter.Stop()
+		if errors.Is(err, context.Canceled) {
+			return nil, cli.Fail(fmt.Errorf("interrupted before the first document from %s; nothing was measured", cli.InputName(name)))
+		}
 		return nil, cli.Fail(fmt.Errorf("%s: %w", cli.InputName(name), err), notLiveHint(name, err))
 	}
 	return meter, nil
@@ -220,31 +222,38 @@ func notLiveHint(from string, err error) string {
 // hands every window to onWindow (nil: none): a powermetrics -f plist
 // stream, whose windows follow each other by their lengths, or an
 // IOReport recording (exopower record), whose readings say when they
-// were taken.
+// were taken. Which of the two r is comes from its first line, however
+// long (ioreport.Sniff).
 func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(256)
-	if !ioreport.IsRecording(head) {
-		return sampler.RecordingWindows(powermetrics.NewRecording(br), Name, onWindow)
+	isIOReport, r, err := ioreport.Sniff(r)
+	if err != nil {
+		return sampler.Result{}, err
 	}
-	rec, err := ioreport.NewRecording(br)
+	if !isIOReport {
+		return sampler.RecordingWindows(powermetrics.NewRecording(r), Name, onWindow)
+	}
+	rec, err := ioreport.NewRecording(r)
 	if err != nil {
 		return sampler.Result{}, &ioRecordingError{err}
 	}
 	res, err := sampler.RecordingWindows(rec, IOReport, onWindow)
-	res.Warnings = append(res.Warnings, rec.Warnings()...)
-	if err != nil {
-		err = &ioRecordingError{err}
+	if err == nil {
+		err = rec.Measurable()
 	}
-	return res, err
+	if err != nil {
+		return sampler.Result{}, &ioRecordingError{err}
+	}
+	res.Warnings = append(res.Warnings, rec.Warnings()...)
+	return res, nil
 }
 
 // IOReportRecording is the "type" of an IOReport recording's first line.
 const IOReportRecording = ioreport.RecordingType
 
-// IsIOReportRecording says whether b, the start of a file, is an IOReport
-// recording's.
-func IsIOReportRecording(b []byte) bool { return ioreport.IsRecording(b) }
+// SniffIOReportRecording reads enough of r to tell whether it is an
+// IOReport recording (its first line, however long), and returns r whole
+// again.
+func SniffIOReportRecording(r io.Reader) (bool, io.Reader, error) { return ioreport.Sniff(r) }
 
 // ioRecordingError is why an IOReport recording could not be measured:
 // its hint is exopower record's, not powermetrics's.
@@ -262,6 +271,8 @@ func RecordingError(name string, err error) error {
 		return cli.Fail(err)
 	case errors.Is(err, ioreport.ErrNewerRecording):
 		return cli.Fail(err, "read it with the exopower that wrote it, or a newer one (exopower version says which this is)")
+	case errors.Is(err, ioreport.ErrNoRail):
+		return cli.Fail(err, "record that Mac with powermetrics instead: "+CommandLine(100*time.Millisecond, "-n", "100", "-o", "trace.plist"))
 	case errors.As(err, &ioErr):
 		return cli.Fail(err, "record IOReport on a Mac with: exopower record -n 100 -o readings.ndjson")
 	}
