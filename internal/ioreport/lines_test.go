@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // smallRecording is a recording of n readings 100 ms apart, the CPU at
@@ -57,31 +58,12 @@ func TestALineTooLongLosesItsReadingAlone(t *testing.T) {
 	}
 }
 
-// endless reads one byte for ever, as /dev/zero does, but fails once it
-// has given more than most bytes: a reader that reads that far would
-// read for ever.
-type endless struct {
-	b           byte
-	given, most int
-}
-
-func (e *endless) Read(p []byte) (int, error) {
-	if e.given > e.most {
-		return 0, errors.New("read on and on")
-	}
-	for i := range p {
-		p[i] = e.b
-	}
-	e.given += len(p)
-	return len(p), nil
-}
-
 // A line with no end (NUL bytes for ever) is read no further than
 // 16 MiB: the readings before it stand, and the stream ends there with
 // the line named.
 func TestALineWithNoEndEndsTheRecording(t *testing.T) {
 	lines := smallRecording(t, 5)
-	e := &endless{most: 8 * maxLineRead}
+	e := &testfiles.Endless{Most: 8 * maxLineRead}
 	rec, err := NewRecording(io.MultiReader(strings.NewReader(strings.Join(lines, "")), e))
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +72,8 @@ func TestALineWithNoEndEndsTheRecording(t *testing.T) {
 	if err != nil || res.Samples != 4 || !strings.Contains(strings.Join(res.Warnings, "\n"), "line 7: more than 16 MiB without a line's end") {
 		t.Errorf("%v: %d windows, warnings %q", err, res.Samples, res.Warnings)
 	}
-	if e.given > maxLineRead+1<<20 {
-		t.Errorf("%d bytes read of a line with no end", e.given)
+	if e.Given > maxLineRead+1<<20 {
+		t.Errorf("%d bytes read of a line with no end", e.Given)
 	}
 }
 
@@ -160,8 +142,8 @@ func TestWhatIsNoRecordingIsToldSo(t *testing.T) {
 		}
 	}
 	// A file of NULs is told from its first byte, not read to MaxLine.
-	e := &endless{most: 1 << 20}
-	if isRec, _, err := Sniff(e); isRec || err != nil || e.given > 64<<10 {
-		t.Errorf("NULs: Sniff = %v, %v after %d bytes", isRec, err, e.given)
+	e := &testfiles.Endless{Most: 1 << 20}
+	if isRec, _, err := Sniff(e); isRec || err != nil || e.Given > 64<<10 {
+		t.Errorf("NULs: Sniff = %v, %v after %d bytes", isRec, err, e.Given)
 	}
 }

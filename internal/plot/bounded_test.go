@@ -1,32 +1,13 @@
 package plot
 
 import (
-	"errors"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/testfiles"
 )
-
-// endless reads one byte for ever, as /dev/zero does, but fails once it
-// has given more than most bytes: a reader that reads that far would
-// read for ever.
-type endless struct {
-	b           byte
-	given, most int
-}
-
-func (e *endless) Read(p []byte) (int, error) {
-	if e.given > e.most {
-		return 0, errors.New("read on and on")
-	}
-	for i := range p {
-		p[i] = e.b
-	}
-	e.given += len(p)
-	return len(p), nil
-}
 
 // What plot reads as JSON or CSV (a bench's JSON, the lines of watch
 // --node --json, a samples file) is refused once a line runs past
@@ -46,13 +27,13 @@ func TestAnInputWithNoEndIsRefusedAt16MiB(t *testing.T) {
 		{header, ' ', "line 2: more than 16 MiB of nothing but white space"},
 		{header, '\n', "line 2: more than 16 MiB of nothing but white space"},
 	} {
-		e := &endless{b: c.fill, most: 2*maxRun + 1<<20}
+		e := &testfiles.Endless{B: c.fill, Most: 2*maxRun + 1<<20}
 		_, err := Read(io.MultiReader(strings.NewReader(c.head), e), "endless")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q and %q for ever: %v; want %q", c.head, c.fill, err, c.want)
 		}
-		if e.given > 2*maxRun {
-			t.Errorf("%q and %q for ever: %d bytes read to refuse them", c.head, c.fill, e.given)
+		if e.Given > 2*maxRun {
+			t.Errorf("%q and %q for ever: %d bytes read to refuse them", c.head, c.fill, e.Given)
 		}
 	}
 }

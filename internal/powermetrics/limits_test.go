@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/power"
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // limitsBase returns a document as powermetrics writes it, and where a
@@ -276,25 +277,6 @@ func TestCheckMarkupChecksNumbersWhereThePlistPackageReadsThem(t *testing.T) {
 	}
 }
 
-// endless reads as /dev/zero does, one byte for ever, but fails once it
-// has given more than most bytes: a decoder that reads that far would
-// read for ever.
-type endless struct {
-	b           byte
-	given, most int
-}
-
-func (e *endless) Read(p []byte) (int, error) {
-	if e.given > e.most {
-		return 0, errors.New("read on and on")
-	}
-	for i := range p {
-		p[i] = e.b
-	}
-	e.given += len(p)
-	return len(p), nil
-}
-
 // NUL bytes and white space where a document should start count against
 // the size limit, as a document's own bytes do: a stream of them
 // (exopower report /dev/zero) ends with ErrTooLarge once it passes the
@@ -313,7 +295,7 @@ func TestNULsAndWhiteSpaceCountAgainstTheSizeLimit(t *testing.T) {
 		{"NULs after a document", append(slices.Clip(base), 0), 0, 1},
 		{"new lines after a document", append(slices.Clip(base), '\n'), '\n', 1},
 	} {
-		e := &endless{b: c.fill, most: 8 * limit}
+		e := &testfiles.Endless{B: c.fill, Most: 8 * limit}
 		d := NewDecoder(io.MultiReader(bytes.NewReader(c.head), e), time.Now)
 		d.limit = limit
 		for range c.index {
@@ -327,8 +309,8 @@ func TestNULsAndWhiteSpaceCountAgainstTheSizeLimit(t *testing.T) {
 			t.Errorf("%s: %v; want document %d refused as too large", c.name, err, c.index)
 
 		}
-		if e.given > 2*limit {
-			t.Errorf("%s: %d bytes read to refuse them, where the limit is %d", c.name, e.given, limit)
+		if e.Given > 2*limit {
+			t.Errorf("%s: %d bytes read to refuse them, where the limit is %d", c.name, e.Given, limit)
 		}
 		if _, again := d.Next(); again != err {
 			t.Errorf("%s: the stream goes on after the limit: %v", c.name, again)
