@@ -258,3 +258,261 @@ func TestTheBoundsAreTheMacs(t *testing.T) {
 		t.Errorf("200 W on an M1 MacBook Air: %d windows, errors %v", len(ss), errs)
 	}
 }
+
+// steady is a course of the simple plan at watts (CPU, GPU, ANE, DRAM)
+// and a system of 30 W, its i-th reading at i × 100 ms, from a boot of
+// three days before.
+func steady(watts [rails]float64) func(i int) Reading {
+	return func(i int) Reading {
+		s := boot + float64(i)/10
+		return Reading{At: at(float64(i) * 100), Values: []int64{int64(watts[0] * s * 1e3), int64(watts[1] * s * 1e9), int64(watts[2] * s * 1e3), int64(watts[3] * s * 1e3)},
+			System: systemW, HasSystem: true, Line: i + 2}
+	}
+}
+
+// peakOf is the highest power of the windows as a span's peak counts it.
+func peakOf(ss []power.Sample) power.Values {
+	var p power.Values
+	for i := range ss {
+		p = p.Max(ss[i].PeakPower())
+	}
+	return p
+}
+
+// Sequences of readings that cannot be true, each against what a meter
+// that believes only what can be true reads of the course they spoil:
+// every joule of it, no window's power beyond the Mac's, each bogus
+// reading counted once on its rail, and breaks only where the counters
+// truly took a new course.
+func TestSequencesOfReadingsThatCannotBeTrue(t *testing.T) {
+	busy := steady([rails]float64{10, 5, 0, 1})
+	type want struct {
+		e                      [rails]float64 // joules over the readings
+		glitches, refused, brk int
+	}
+	for _, c := range []struct {
+		name     string
+		n        int
+		spoil    func(i int, r *Reading)
+		want     want
+		maxPeak  float64 // the highest rail's peak, W
+		maxSysJ  float64 // the system's energy at most, J (0: 30 W over the readings)
+		sysExact bool
+	}{
+		// An idle GPU's one reading 8000 J up after a minute, then back
+		// at its course: the still counter's allowance is its window and
+		// 3 s, not the minute (9000 J at 150 W).
+		{"an idle GPU's lone step", 700, func(i int, r *Reading) {
+			*r = steady([rails]float64{10, 0, 0, 1})(i)
+			if i == 650 {
+				r.Values[1] += 8000e9
+			}
+		}, want{e: [rails]float64{699, 0, 0, 69.9}, glitches: 1}, 15, 0, true},
+		// Two bogus zeros in a row: both dropped, no reset.
+		{"two zeros in a row", 30, func(i int, r *Reading) {
+			if i == 10 || i == 11 {
+				r.Values[0] = 0
+			}
+		}, want{e: [rails]float64{29, 14.5, 0, 2.9}, glitches: 2}, 15, 0, true},
+		// A true reset (to 0.1 J), then one bogus 0, then the reset's
+		// course: the chain goes on from the reset's reading, not the 0.
+		{"a reset, then a zero", 30, func(i int, r *Reading) {
+			switch {
+			case i == 11:
+				r.Values[0] = 0
+			case i >= 10:
+				r.Values[0] = int64(100 + 1000*(i-10))
+			}
+		}, want{e: [rails]float64{28, 14, 0, 2.8}, glitches: 1, brk: 1}, 15, 0, false},
+		// The clock six days ahead once: a bogus reading, not six days.
+		{"the clock six days ahead once", 30, func(i int, r *Reading) {
+			if i == 12 {
+				r.At = r.At.Add(6 * 24 * time.Hour)
+			}
+		}, want{e: [rails]float64{29, 14.5, 0, 2.9}}, 15, 0, true},
+		// The clock back twice, then on its course.
+		{"the clock back twice", 30, func(i int, r *Reading) {
+			if i == 12 || i == 13 {
+				r.At = r.At.Add(-time.Second)
+			}
+		}, want{e: [rails]float64{29, 14.5, 0, 2.9}}, 15, 0, true},
+		// 140 W on each of CPU, GPU and ANE of an M1: each within a rail's
+		// 150 W, the SoC's 420 W beyond its 150 W.
+		{"an SoC beyond its bound", 10, func(i int, r *Reading) {
+			*r = steady([rails]float64{140, 140, 140, 1})(i)
+		}, want{refused: 1}, 150, 0, false},
+		// A reading a microsecond after the one before, a count up: one
+		// count in a microsecond is no power.
+		{"a reading a microsecond on", 20, func(i int, r *Reading) {
+			if i == 10 {
+				*r = busy(9)
+				r.At = r.At.Add(time.Microsecond)
+				r.Values[0]++
+				r.Values[3]++
+			}
+		}, want{e: [rails]float64{19, 9.5, 0, 1.9}}, 15, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rs []Reading
+			for i := range c.n {
+				r := busy(i)
+				c.spoil(i, &r)
+				rs = append(rs, r)
+			}
+			ss, errs := judged("MacBookPro17,1", rs...)
+			e, _, glitches, notes := sum(ss)
+			var refused, brk int
+			for _, err := range errs {
+				var be *power.BreakError
+				if errors.As(err, &be) {
+					brk++
+				} else if _, ok := power.RailOf(err); ok {
+					refused++
+				}
+			}
+			g := 0
+			for _, n := range glitches {
+				g += n
+			}
+			if g != c.want.glitches || refused != c.want.refused || brk != c.want.brk {
+				t.Errorf("%d glitches, %d refused, %d breaks (%v, notes %q); want %d, %d, %d", g, refused, brk, errs, notes, c.want.glitches, c.want.refused, c.want.brk)
+			}
+			if c.want.refused == 0 {
+				for r := range rails {
+					if math.Abs(e.Of(Rail(r))-c.want.e[r]) > 0.01 {
+						t.Errorf("%v: %.4f J, want %.4f J", Rail(r), e.Of(Rail(r)), c.want.e[r])
+					}
+				}
+			}
+			p := peakOf(ss)
+			for r := range rails {
+				if p.Of(Rail(r)) > c.maxPeak {
+					t.Errorf("%v's peak %.4g W, beyond %v W", Rail(r), p.Of(Rail(r)), c.maxPeak)
+				}
+			}
+			if c.sysExact && math.Abs(e.System-systemW*float64(c.n-1)/10) > 1e-6 {
+				t.Errorf("system %.4f J, want %.4f J", e.System, systemW*float64(c.n-1)/10)
+			}
+		})
+	}
+}
+
+// A die's channel that moves every window is judged over its window, a
+// still die's over the time it stood: a lone 50 kJ step on the moving
+// die while the other stands still is dropped, not believed over the
+// still one's time.
+func TestEachChannelIsJudgedOverItsOwnTime(t *testing.T) {
+	p := NewPlan([]Channel{{Group: Group, Name: "DIE_0_CPU Energy", Unit: "mJ"}, {Group: Group, Name: "DIE_1_CPU Energy", Unit: "mJ"},
+		{Group: Group, Name: "GPU Energy", Unit: "nJ"}})
+	w := newWindows(&p, "Mac13,2")
+	var e float64
+	var glitches int
+	for i := range 600 {
+		r := Reading{At: at(float64(i) * 100), Values: []int64{int64(1000 * i), 5000, int64(1e8 * i)}, Line: i + 2}
+		if i == 550 {
+			r.Values[0] += 5e7 // 50 kJ, under 1000 W over the still die's 55 s
+		}
+		w.push(r)
+		for o, ok := w.pop(); ok; o, ok = w.pop() {
+			e += o.s.Energy.CPU
+			glitches += o.s.Rails[CPU].Glitches
+			if o.err != nil || o.s.PeakPower().CPU > 11 {
+				t.Errorf("%v, a peak of %v W", o.err, o.s.PeakPower().CPU)
+			}
+		}
+	}
+	if math.Abs(e-599) > 1e-9 || glitches != 1 {
+		t.Errorf("CPU %v J, %d glitches: want 599 J, the step dropped once", e, glitches)
+	}
+}
+
+// An idle GPU's counter that steps by 8000 J and goes on from there is a
+// refused window: a counter that stood still may have accrued its
+// window and 3 s at most, not all the time it stood.
+func TestAnIdleRailsStepIsJudgedOverItsWindowAndABatch(t *testing.T) {
+	idle := steady([rails]float64{10, 0, 0, 1})
+	var rs []Reading
+	for i := range 700 {
+		r := idle(i)
+		if i >= 650 {
+			r.Values[1] += 8000e9 // under 150 W over the 65 s it stood
+		}
+		rs = append(rs, r)
+	}
+	ss, errs := judged("MacBookPro17,1", rs...)
+	if rail, ok := power.RailOf(errs[0]); len(errs) != 1 || !ok || rail != GPU {
+		t.Fatalf("errors %v: want the GPU's window refused", errs)
+	}
+	if p := peakOf(ss); p.GPU > 0 {
+		t.Errorf("the GPU's peak: %v W", p.GPU)
+	}
+}
+
+// A batch that lands in a window shorter than telling (a reading asked
+// for 20 ms after one) is still a batch: its peak is its power over the
+// time it accrued, and the system's power is not raised to it.
+func TestABatchInAShortWindowIsStillABatch(t *testing.T) {
+	var rs []Reading
+	for _, ms := range []float64{0, 500, 1000, 1500, 1990, 2010, 2500, 3000} {
+		r := course(0)
+		r.At = at(ms)
+		r.Values = []int64{r.Values[0] + int64(math.Floor(ms/2000))*20000, r.Values[1] + int64(gpuW*ms*1e6), 0, r.Values[3] + int64(dramW*ms)}
+		rs = append(rs, r)
+	}
+	ss, _ := judged("MacBookPro17,1", rs...)
+	e, _, _, _ := sum(ss)
+	if p := peakOf(ss); p.CPU > 11 || math.Abs(e.System-systemW*3) > 1e-9 {
+		t.Errorf("CPU peak %v W, system %v J: want the batch's 10 W, and 90 J", p.CPU, e.System)
+	}
+}
+
+// Counters that all step together every 2 s (every rail batched) are
+// batches too: the system's power is not raised to the step, and the
+// peaks are the batches' powers over the time they accrued.
+func TestCountersBatchedTogether(t *testing.T) {
+	var rs []Reading
+	for i := range 41 {
+		r := course(i / 20 * 20)
+		r.At = at(float64(i) * 100)
+		r.Line = i + 2
+		rs = append(rs, r)
+	}
+	ss, errs := judged("MacBookPro17,1", rs...)
+	e, _, _, _ := sum(ss)
+	var tally power.QuirkTally
+	for i := range ss {
+		tally.Add(&ss[i])
+	}
+	if p := peakOf(ss); len(errs) != 0 || p.CPU > 11 || math.Abs(e.System-systemW*4) > 1e-9 || tally.Windows[2] != 2 {
+		t.Errorf("errors %v, CPU peak %v W, system %v J (want 120 J), %d batched windows (want 2)", errs, p.CPU, e.System, tally.Windows[2])
+	}
+}
+
+// A gap of an hour (the Mac slept) that the readings after it go on from
+// is a window of its own, not a break and not a dropped reading.
+func TestAGapTheReadingsGoOnFromIsAWindow(t *testing.T) {
+	var rs []Reading
+	for i := range 20 {
+		r := course(i)
+		if i >= 10 {
+			r.At = r.At.Add(time.Hour)
+		}
+		rs = append(rs, r)
+	}
+	ss, errs := judged("MacBookPro17,1", rs...)
+	_, covered, glitches, _ := sum(ss)
+	if len(errs) != 0 || covered != time.Hour+1900*time.Millisecond || glitches != [power.NumRails]int{} {
+		t.Errorf("errors %v, %v covered, glitches %v: want the hour a window", errs, covered, glitches)
+	}
+}
+
+// An SMC power of 1e-300 W is no power either.
+func TestAnSMCPowerOfNothingIsNoSystemPower(t *testing.T) {
+	z := []Reading{course(0), course(1), course(2)}
+	for i := range z {
+		z[i].System = 1e-300
+	}
+	if ss, _ := judged("", z...); len(ss) != 2 || ss[0].Has.System || ss[1].Has.System {
+		t.Errorf("PSTR 1e-300 W taken for a system power: %+v", ss)
+	}
+}

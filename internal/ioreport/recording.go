@@ -196,7 +196,7 @@ func (rec *Recording) Next() (power.Sample, error) {
 		switch {
 		case err == io.EOF:
 			if rec.w.pending() {
-				rec.unjudged = rec.w.held.Line
+				rec.unjudged = rec.w.doubts[0].r.Line
 			}
 			return power.Sample{}, io.EOF
 		case errors.Is(err, errEndless):
@@ -316,7 +316,10 @@ func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
 		channels[i], r.Values[i] = Channel{names[0], names[1], names[2], names[3]}, v
 	}
 	if p, ok := l.SMC["PSTR"]; ok {
-		if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > power.MaxSystemWatts {
+		// A power beyond the Mac's, or below zero, is the windows' to
+		// drop as a glitch of the system's rail, with the reading's
+		// counters kept.
+		if math.IsNaN(p) || math.IsInf(p, 0) {
 			return r, nil, fmt.Errorf("PSTR %v W is no system power", p)
 		}
 		r.System, r.HasSystem = p, true

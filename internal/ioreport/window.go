@@ -30,18 +30,20 @@ type Reading struct {
 
 // stuckAfter is how long a counter may stay still while the others move
 // before it counts as stuck rather than batched: macOS publishes some
-// counters in batches about 2 s apart.
+// counters in batches about 2 s apart. It is also the most a counter
+// that stood still may have accrued beyond its window, for judging its
+// step.
 const stuckAfter = 3 * time.Second
 
-// telling is the shortest window that tells a still counter: in a
-// shorter one (a span's edge asked for a reading just after one) a
-// counter in whole millijoules may not move at a few watts.
+// telling is the shortest window that tells a still counter or a power:
+// in a shorter one (a span's edge asked for a reading just after one) a
+// counter in whole millijoules may not move at a few watts, and one
+// count of it is no power drawn.
 const telling = 50 * time.Millisecond
 
-// maxDropped is how many readings in a row may be dropped as bogus
-// before the counters are taken to have left their course for good: the
-// chain then starts again from the newest reading, a break.
-const maxDropped = 4
+// minSystemWatts is the least SMC power that is a reading: Macs without
+// power information read 0 there.
+const minSystemWatts = 0.1
 
 // outcome is what a reading gave: a window, or why there is none (a
 // refused window, a break).
@@ -54,26 +56,17 @@ type outcome struct {
 // cannot be true. A window's energy per rail is the exact difference of
 // its two readings' counters; the system's, the trapezoid over the
 // readings of its power at its edges (and at readings dropped within it).
-//
-// A reading whose counters went back, or moved more than the Mac can
-// draw over the time they had (power.Bounds), or whose clock went back,
-// is held and judged by the reading after it: where that one is back on
-// the course of the last believed reading, the held one was a lone bogus
-// reading, and is dropped, the energy across it taken from the readings
-// on either side; where the reading after goes on from the held one, the
-// counters were reset (a break) or jumped for good (that window is
-// refused), and the chain goes on from the held reading, never from a
-// bogus value.
+// What it believes and refuses is judge.go's.
 type windows struct {
 	plan   *Plan
 	bounds power.Bounds
 
 	have   bool
 	anchor Reading // the last reading believed
-	held   Reading // a reading in doubt, judged by the next
-	doubt  bool    // held is in doubt
-	// heldWhy is what is wrong with held, against anchor.
-	heldWhy verdict
+	// doubts are the readings in doubt since anchor, oldest first, each
+	// with what is wrong with it against anchor: the readings after
+	// them judge them (judge.go).
+	doubts []doubt
 	// offset places the readings after a clock that went back for good
 	// after the ones before it.
 	offset time.Duration
@@ -84,25 +77,28 @@ type windows struct {
 	// window's points, reused.
 	lastSystem point
 	pts        []point
-	// dropped counts the readings dropped since anchor; glitches, per
+	// glitches counts the readings dropped since the last window, per
 	// rail; notes say why, for the window that bridges them.
-	dropped  int
 	glitches [power.NumRails]int
 	notes    []string
 	index    int
-	// bufs hold the values of anchor and held, which the caller's
-	// buffers do not keep.
-	bufs [2][]int64
+	// anchorBuf holds anchor's counters; spare, buffers for readings in
+	// doubt: the caller's buffers are not kept.
+	anchorBuf []int64
+	spare     [][]int64
+	// lastWindow is the last window's length: a gap far longer than it
+	// is judged as a reading in doubt.
+	lastWindow time.Duration
 
 	// Per channel of a rail: whether it moved in the last window, and
 	// since when it has had its energy to show (the start of the last
 	// window in which it moved): a step after standing still is judged
-	// over that time, a step of a counter that moves steadily over its
-	// window.
+	// over that time (up to stuckAfter more than its window), a step of
+	// a counter that moves steadily over its window.
 	movedLast []bool
 	since     []time.Time
-	// still is, per rail, since when its counter has stood still while
-	// the others moved; zero while it moves.
+	// still is, per rail, since when its counter has stood still; zero
+	// while it moves.
 	still [rails]time.Time
 
 	// out are the outcomes not yet handed over, from head on.
@@ -156,12 +152,16 @@ func (w *windows) push(r Reading) {
 		w.start(r)
 		return
 	}
-	if w.doubt {
+	last := w.anchor.At
+	if n := len(w.doubts); n > 0 {
+		last = w.doubts[n-1].r.At
+	}
+	if r.At.Equal(last) {
+		return // two readings at once: the next window holds both's energy
+	}
+	if len(w.doubts) > 0 {
 		w.resolve(r)
 		return
-	}
-	if r.At.Equal(w.anchor.At) {
-		return // two readings at once: the next window holds both's energy
 	}
 	if v := w.judge(&w.anchor, &r); v.bad() {
 		w.hold(r, v)
@@ -171,14 +171,15 @@ func (w *windows) push(r Reading) {
 	w.keepAnchor(r)
 }
 
-// pending says that a reading is held in doubt: the next one judges it.
-func (w *windows) pending() bool { return w.doubt }
+// pending says that a reading is held in doubt: the next ones judge it.
+func (w *windows) pending() bool { return len(w.doubts) > 0 }
 
-// start begins a chain at r, whose counters nothing before judges.
-// The readings dropped before it are still said, and counted, with
-// the next window.
+// start begins a chain at r, whose counters nothing before judges. The
+// readings dropped before it are still said, and counted, with the next
+// window.
 func (w *windows) start(r Reading) {
-	w.have, w.doubt, w.dropped, w.mids = true, false, 0, w.mids[:0]
+	w.have, w.mids, w.lastWindow = true, w.mids[:0], 0
+	w.release(0, len(w.doubts))
 	w.keepAnchor(r)
 	for i := range w.since {
 		w.since[i], w.movedLast[i] = r.At, false
@@ -188,109 +189,45 @@ func (w *windows) start(r Reading) {
 
 // keepAnchor makes r the last reading believed, in a buffer of its own.
 func (w *windows) keepAnchor(r Reading) {
-	r.Values = w.keep(0, r.Values)
+	w.anchorBuf = w.keep(w.anchorBuf, r.Values)
+	r.Values = w.anchorBuf
 	w.anchor = r
 }
 
-// hold keeps r in doubt, for the next reading to judge.
+// hold keeps r in doubt, for the readings after it to judge.
 func (w *windows) hold(r Reading, v verdict) {
-	r.Values = w.keep(1, r.Values)
-	w.held, w.heldWhy, w.doubt = r, v, true
+	var buf []int64
+	if n := len(w.spare); n > 0 {
+		buf, w.spare = w.spare[n-1], w.spare[:n-1]
+	}
+	r.Values = w.keep(buf, r.Values)
+	w.doubts = append(w.doubts, doubt{r, v})
 }
 
-// keep copies the counters that the plan reads of values into buffer i:
-// only those are ever read again.
-func (w *windows) keep(i int, values []int64) []int64 {
-	if len(w.bufs[i]) != len(values) {
-		w.bufs[i] = make([]int64, len(values))
+// release lets go of the readings in doubt from i to j, their buffers
+// kept for the next.
+func (w *windows) release(i, j int) {
+	for _, d := range w.doubts[i:j] {
+		w.spare = append(w.spare, d.r.Values)
+	}
+	w.doubts = append(w.doubts[:i], w.doubts[j:]...)
+}
+
+// keep copies the counters that the plan reads of values into buf (made
+// anew where it is not values's length): only those are read again.
+func (w *windows) keep(buf, values []int64) []int64 {
+	if len(buf) != len(values) {
+		buf = make([]int64, len(values))
 	}
 	for r := range rails {
 		for _, t := range w.plan.terms[r] {
-			w.bufs[i][t.index] = values[t.index]
+			buf[t.index] = values[t.index]
 		}
 	}
-	return w.bufs[i]
+	return buf
 }
 
-// resolve judges the reading in doubt by r, the one after it.
-func (w *windows) resolve(r Reading) {
-	h := w.held
-	if r.At.Equal(h.At) {
-		return // the next window holds both's energy
-	}
-	// Back on the course of the last reading believed: the held one was
-	// a lone bogus reading.
-	if r.At.After(w.anchor.At) && !w.judge(&w.anchor, &r).bad() {
-		w.doubt = false
-		w.drop(w.heldWhy.rail, w.heldWhy.what, h)
-		w.emit(&w.anchor, &r)
-		w.keepAnchor(r)
-		return
-	}
-	// Going on from the held one: the counters (or the clock) took a new
-	// course there.
-	if r.At.After(h.At) && !w.judge(&h, &r).bad() {
-		w.doubt = false
-		w.newCourse(h, &r)
-		return
-	}
-	// Neither: the held reading is dropped, and r is in doubt in its
-	// place, unless the counters have left every course for too long.
-	w.doubt = false
-	w.drop(w.heldWhy.rail, w.heldWhy.what, h)
-	if w.dropped >= maxDropped {
-		w.leave(r)
-		return
-	}
-	w.hold(r, w.judge(&w.anchor, &r))
-}
-
-// leave gives up on the stretch from the last reading believed to r, in
-// which no reading could be true against another: its window is refused
-// (or, where the clock is what failed, not measured), and the chain
-// starts again from r.
-func (w *windows) leave(r Reading) {
-	v := w.heldWhy
-	what := fmt.Sprintf("%d readings in a row could not be true, to line %d", w.dropped, w.held.Line)
-	if w.held.Line == 0 {
-		what = fmt.Sprintf("%d readings in a row could not be true", w.dropped)
-	}
-	var err error = &power.BreakError{Source: Name, Err: fmt.Errorf("%s, the last: %s", what, v.what)}
-	if v.rail >= 0 && !v.back {
-		err = &power.ImplausibleError{Rail: v.rail, Watts: v.watts, Window: r.At.Sub(w.anchor.At), Bounds: w.bounds, Detail: what}
-	}
-	w.out = append(w.out, outcome{err: err})
-	w.start(r)
-}
-
-// newCourse takes h, the reading in doubt, as the start of the counters'
-// new course, which r goes on from: a reset is a break; a jump, a
-// refused window; a clock that went back, a break after which the
-// readings are placed after the last before it.
-func (w *windows) newCourse(h Reading, r *Reading) {
-	v := w.heldWhy
-	var err error
-	switch {
-	case v.clock:
-		shift := w.anchor.At.Sub(h.At) + time.Millisecond
-		w.offset += shift
-		h.At, r.At = h.At.Add(shift), r.At.Add(shift)
-		err = &power.BreakError{Source: Name, Err: fmt.Errorf("the readings' clock went back %v%s and went on from there", (shift - time.Millisecond).Round(time.Millisecond), where(h))}
-	case v.long:
-		err = &power.BreakError{Source: Name, Err: fmt.Errorf("the reading%s came after %s: the time between is not measured", where(h), v.what)}
-	case v.back:
-		err = &power.BreakError{Source: Name, Err: fmt.Errorf("%s%s and went on from there: a reset", v.what, where(h))}
-	default:
-		err = &power.ImplausibleError{Rail: v.rail, Watts: v.watts, Window: h.At.Sub(w.anchor.At), Bounds: w.bounds,
-			Detail: "a step" + where(h) + " that the readings after it go on from"}
-	}
-	w.out = append(w.out, outcome{err: err})
-	w.start(h)
-	w.emit(&w.anchor, r)
-	w.keepAnchor(*r)
-}
-
-// at says where a reading is, for messages: its line in a recording.
+// where says where a reading is, for messages: its line in a recording.
 func where(r Reading) string {
 	if r.Line > 0 {
 		return fmt.Sprintf(" at line %d", r.Line)
@@ -298,11 +235,11 @@ func where(r Reading) string {
 	return ""
 }
 
-// drop leaves out r, a reading that cannot be true because of rail:
-// the window that bridges it takes the energy across it from the
-// readings on either side, and its system's power as a point within.
+// drop leaves out r, a reading that cannot be true because of rail (or
+// the clock, rail -1): the window that bridges it takes the energy
+// across it from the readings on either side, and its system's power as
+// a point within.
 func (w *windows) drop(rail Rail, what string, r Reading) {
-	w.dropped++
 	if rail >= 0 {
 		w.glitches[rail]++
 	}
@@ -314,112 +251,48 @@ func (w *windows) drop(rail Rail, what string, r Reading) {
 	}
 }
 
-// verdict is what is wrong with a window, if anything.
-type verdict struct {
-	// rail is the first rail that cannot be true, -1 for none (or the
-	// clock).
-	rail Rail
-	// back: a counter of rail went back; clock: the readings' clock did;
-	// long: the window is longer than power.MaxWindow.
-	back, clock, long bool
-	// watts is rail's power over the window, where it moved too much.
-	watts float64
-	what  string
-}
-
-func (v verdict) bad() bool { return v.rail >= 0 || v.clock || v.long }
-
-// judge says whether the window from a to b can be true: b after a, no
-// counter going back, and no rail moving more than the Mac's bound over
-// the time its counters had (a counter that moved over the window before
-// has the window; one that stood still, since it last moved, as a batch
-// does), less one count of each of its channels. a is the reading last
-// believed, or the one held in doubt after it.
-func (w *windows) judge(a, b *Reading) verdict {
-	dt := b.At.Sub(a.At)
-	if dt <= 0 {
-		return verdict{rail: -1, clock: true, what: fmt.Sprintf("its clock went back %v", (-dt).Round(time.Millisecond))}
-	}
-	if dt > power.MaxWindow {
-		return verdict{rail: -1, long: true, what: fmt.Sprintf("a gap of %.4g days, longer than the %.0f days a window may last", dt.Hours()/24, power.MaxWindow.Hours()/24)}
-	}
-	e, _, back := w.plan.Energy(a.Values, b.Values)
-	k := 0
-	for r := range rails {
-		rail := Rail(r)
-		if back[r] {
-			return verdict{rail: rail, back: true, what: fmt.Sprintf("the %s's counter went back by %.4g J", rail, w.backBy(r, a, b))}
-		}
-		var had time.Duration
-		for _, t := range w.plan.terms[r] {
-			moved, since := w.movedLast[k], w.since[k]
-			if a != &w.anchor && a.Values[t.index] != w.anchor.Values[t.index] {
-				moved = true // it moved up to the reading in doubt
-			}
-			if moved {
-				had = max(had, dt)
-			} else {
-				had = max(had, b.At.Sub(since))
-			}
-			k++
-		}
-		if e[r] > w.bounds.Of(rail)*had.Seconds()+w.plan.quantum[r] {
-			watts := e[r] / dt.Seconds()
-			return verdict{rail: rail, watts: watts, what: fmt.Sprintf("the %s's counter moved %.4g J in %v (%.4g W, beyond the %.0f W that %s can draw)",
-				rail, e[r], roundDur(dt), watts, w.bounds.Of(rail), w.bounds.Chip)}
-		}
-	}
-	return verdict{rail: -1}
-}
-
-// backBy is how far rail r's counters went back from a to b, in joules.
-func (w *windows) backBy(r int, a, b *Reading) float64 {
-	var j float64
-	for _, t := range w.plan.terms[r] {
-		if d := b.Values[t.index] - a.Values[t.index]; d < 0 {
-			j -= float64(d) * t.scale
-		}
-	}
-	return j
-}
-
-func roundDur(d time.Duration) time.Duration {
-	if d >= time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d
-}
-
 // systemOf takes the SMC's power of r only where it can be a
 // measurement: 0 W is what Macs without power information read, and a
-// power beyond the Mac's bound is a bogus reading of the SMC.
+// power beyond the Mac's bound, or below zero, is a bogus reading of
+// the SMC.
 func (w *windows) systemOf(r *Reading) {
 	if !r.HasSystem {
 		return
 	}
 	switch {
-	case r.System == 0:
+	case r.System >= 0 && r.System < minSystemWatts:
 		r.HasSystem = false
 		w.zeroSystem++
-	case !(r.System > 0 && r.System <= w.bounds.System):
+	case !(r.System >= 0 && r.System <= w.bounds.System):
 		r.HasSystem = false
 		w.badSystem++
 		w.glitches[power.System]++
 		if len(w.notes) < 3 {
-			w.notes = append(w.notes, fmt.Sprintf("the SMC's power%s, %.4g W, was dropped: beyond the %.0f W that %s can draw", where(*r), r.System, w.bounds.System, w.bounds.Chip))
+			w.notes = append(w.notes, fmt.Sprintf("the SMC's power%s, %.6g W, was dropped: no power %s can draw (at most %.0f W)", where(*r), r.System, w.bounds.Chip, w.bounds.System))
 		}
 	}
 }
 
-// emit makes the window from a to b, with what was dropped within it.
+// emit makes the window from a to b (a is the anchor), with what was
+// dropped within it.
 func (w *windows) emit(a, b *Reading) {
 	dt := b.At.Sub(a.At)
 	e, moved, _ := w.plan.Energy(a.Values, b.Values)
 	s := power.Sample{Index: w.index, Arrival: b.At, Window: dt, Timestamp: b.Unix, Has: w.plan.Has}
 	w.index++
 	s.Energy = power.Values{CPU: e[CPU], GPU: e[GPU], ANE: e[ANE], DRAM: e[DRAM]}.Summed()
-	if dt >= telling {
-		w.habits(&s, e, a.At, b.At, moved, a.System != b.System || len(w.mids) > 0)
+	var level [rails]float64 // a rail's power as a peak may count it, where set
+	var leveled [rails]bool
+	w.habits(&s, e, a.At, b.At, moved, a.System != b.System || len(w.mids) > 0, &level, &leveled)
+	w.batches(&s, e, a, b, &level, &leveled)
+	if dt < telling {
+		// One count of a counter in a window this short is no power
+		// drawn: a peak counts what is beyond it.
+		for r := range rails {
+			if !leveled[r] {
+				level[r], leveled[r] = max(0, e[r]-w.plan.quantum[r])/dt.Seconds(), true
+			}
+		}
 	}
 	w.note(a, b)
 	w.systemEnergy(&s, a, b)
@@ -429,8 +302,17 @@ func (w *windows) emit(a, b *Reading) {
 	if len(w.notes) > 0 {
 		s.Notes = w.notes
 	}
-	w.dropped, w.glitches, w.notes, w.mids = 0, [power.NumRails]int{}, nil, w.mids[:0]
+	w.glitches, w.notes, w.mids, w.lastWindow = [power.NumRails]int{}, nil, w.mids[:0], dt
 	s.Power = s.Energy.Scale(1 / dt.Seconds())
+	if leveled != [rails]bool{} {
+		peak := s.Power
+		for r, p := range []*float64{&peak.CPU, &peak.GPU, &peak.ANE, &peak.DRAM} {
+			if leveled[r] {
+				*p = level[r]
+			}
+		}
+		s.Peak, s.PeakSet = peak.Summed(), true
+	}
 	w.out = append(w.out, outcome{s: s})
 }
 
@@ -483,19 +365,23 @@ func (w *windows) systemEnergy(s *power.Sample, a, b *Reading) {
 	}
 	// The system's power holds the SoC's and the memory's: below them,
 	// the SMC's reading lagged. Not where a batch of the counters landed,
-	// whose step holds the energy of the windows before it too.
-	if floor := s.Energy.Total + s.Energy.DRAM; s.Energy.System < floor && s.Quirks&power.CounterBatched == 0 {
+	// whose step holds the energy of the windows before it too, nor in a
+	// window too short for a count of the counters to be a power.
+	floor := s.Energy.Total + s.Energy.DRAM
+	if s.Energy.System < floor && s.Quirks&power.CounterBatched == 0 && s.Window >= telling {
 		s.Energy.System = floor
 		s.Quirks |= power.SystemRaised
 	}
 }
 
 // habits says what the counters of the rails that always draw did in
-// the window [from, at]: moving in a step after standing still while
-// the others moved (batched), standing still for longer than a batch
-// (stuck, while the others and the system's power move), or for less
-// (still: a batch to come). Each rail's note says how long it stood.
-func (w *windows) habits(s *power.Sample, e [rails]float64, from, at time.Time, moved [rails]bool, systemMoved bool) {
+// the window [from, at]: moving in a step after standing still (batched;
+// its peak is its energy over the time it stood), standing still for
+// longer than a batch while the others and the system's power moved
+// (stuck), or for less while the others moved (still: a batch to come).
+// Each rail's note says how long it stood. A window shorter than telling
+// tells a counter that moved, not one that stood still.
+func (w *windows) habits(s *power.Sample, e [rails]float64, from, at time.Time, moved [rails]bool, systemMoved bool, level *[rails]float64, leveled *[rails]bool) {
 	for _, r := range power.HabitRails {
 		if !w.plan.Has.Has(r) {
 			continue
@@ -506,23 +392,47 @@ func (w *windows) habits(s *power.Sample, e [rails]float64, from, at time.Time, 
 		}
 		var q power.Quirk
 		var stood time.Duration
-		var level float64
 		switch {
 		case moved[r] && !w.still[r].IsZero():
 			q, stood = power.CounterBatched, at.Sub(w.still[r])
-			level = e[r] / stood.Seconds()
+			level[r], leveled[r] = e[r]/stood.Seconds(), true
 			w.still[r] = time.Time{}
-		case moved[r] || !others:
+		case moved[r] || at.Sub(from) < telling:
 		default:
 			if w.still[r].IsZero() {
 				w.still[r] = from
 			}
-			q, stood = power.CounterStill, at.Sub(w.still[r])
-			if stood > stuckAfter && systemMoved {
-				q = power.CounterFlat
+			if stood = at.Sub(w.still[r]); others {
+				q = power.CounterStill
+				if stood > stuckAfter && systemMoved {
+					q = power.CounterFlat
+				}
 			}
 		}
-		s.Rails[r] = power.RailNote{Quirks: q, Stood: stood, Level: level}
+		s.Rails[r] = power.RailNote{Quirks: q, Stood: stood}
 		s.Quirks |= q
+	}
+}
+
+// batches marks the rails whose energy in the window is beyond what the
+// Mac draws over the window alone, which judge believed as a batch
+// landing after the counter stood still: the window holds the batch's
+// energy, and a peak counts it over the time it accrued.
+func (w *windows) batches(s *power.Sample, e [rails]float64, a, b *Reading, level *[rails]float64, leveled *[rails]bool) {
+	dt := b.At.Sub(a.At)
+	for r := range rails {
+		rail := Rail(r)
+		if e[r] <= w.bounds.Of(rail)*dt.Seconds()+w.plan.quantum[r] {
+			continue
+		}
+		n := &s.Rails[r]
+		if n.Quirks&power.CounterBatched != 0 {
+			continue // habits saw it land, and how long it stood
+		}
+		had := w.allowance(r, a, b)
+		n.Quirks |= power.CounterBatched
+		n.Stood = had
+		s.Quirks |= power.CounterBatched
+		level[r], leveled[r] = e[r]/had.Seconds(), true
 	}
 }

@@ -235,28 +235,15 @@ type RailNote struct {
 	// true and were dropped in the window: its energy across them is
 	// taken from the readings on either side.
 	Glitches int
-	// Level is, where a batch landed in the window (CounterBatched), the
-	// rail's power over the time the batch's energy accrued (Stood), in
-	// watts: the window holds the batch's energy, but its power over the
-	// window alone is no power the rail drew.
-	Level float64
 }
 
-// PeakPower is the window's power as a peak may count it: Power, but
-// for a rail whose batch landed in the window, its Level.
+// PeakPower is the window's power as a peak may count it: Peak where the
+// source set it, else Power.
 func (s *Sample) PeakPower() Values {
-	p := s.Power
-	for _, r := range HabitRails {
-		if n := s.Rails[r]; n.Quirks&CounterBatched != 0 {
-			switch r {
-			case CPU:
-				p.CPU = n.Level
-			case DRAM:
-				p.DRAM = n.Level
-			}
-		}
+	if s.PeakSet {
+		return s.Peak
 	}
-	return p.Summed()
+	return s.Power
 }
 
 // RailHealth is what exopower refused to believe of one rail over a span

@@ -120,6 +120,13 @@ type Sample struct {
 	Quirks Quirk
 	// Rails are what the source saw of each rail's counter.
 	Rails [NumRails]RailNote
+	// Peak, where PeakSet, is the window's power as a span's peak may
+	// count it, where Power over the window alone is no power a rail
+	// drew: a batch of a counter landed in it (counted over the time it
+	// accrued), or the window is too short for a count of a counter to
+	// be a power.
+	Peak    Values
+	PeakSet bool
 	// Notes say what the source dropped or judged in the window, for the
 	// warnings of the spans it reaches into: rare, and nil otherwise.
 	Notes []string

@@ -382,6 +382,16 @@ func (d *document) sample() (power.Sample, error) {
 		return power.Sample{}, ErrNoPowerData
 	}
 	s.Power, s.Energy = s.Power.Summed(), s.Energy.Summed()
+	if s.Power.Total > b.SoC {
+		// Each part within its bound, the SoC's together beyond its own.
+		most := power.CPU
+		for _, r := range []power.Rail{power.GPU, power.ANE} {
+			if s.Power.Of(r) > s.Power.Of(most) {
+				most = r
+			}
+		}
+		return power.Sample{}, &power.ImplausibleError{Rail: most, Total: true, Watts: s.Power.Total, Window: window, Bounds: b}
+	}
 	if s.CombinedPower, s.CombinedDisagrees, err = combinedPower(s.Power, p.CombinedPower, window, b); err != nil {
 		return power.Sample{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -696,5 +697,22 @@ func TestAWindowIsHeldToWhatItsMacCanDraw(t *testing.T) {
 		case !c.refuse && (len(errs) != 0 || len(samples) != 1):
 			t.Errorf("%s: samples %d, errors %v: want the window", c.layout, len(samples), errs)
 		}
+	}
+}
+
+// The SoC's parts together are held to the SoC's bound, with or without
+// combined_power: 140 W on each of an M1's CPU, GPU and ANE is 420 W of
+// SoC, beyond its 150 W, though each part is within it.
+func TestTheSoCsPartsTogetherAreHeldToItsBound(t *testing.T) {
+	d := fakepm.Document{Elapsed: 100 * time.Millisecond, Timestamp: time.Date(2025, 7, 8, 5, 36, 24, 0, time.UTC),
+		Energy: fakepm.Watts{14, 14, 14}, Layout: fakepm.Layouts["m1"], OSBuild: "24F74", Samplers: allSamplers, GPUIdle: math.NaN()}
+	b := regexp.MustCompile(`<key>combined_power</key>\s*<[a-z]+>[^<]*</[a-z]+>\s*`).ReplaceAll(d.Append(nil), nil)
+	if bytes.Contains(b, []byte("combined_power")) {
+		t.Fatal("combined_power is still there")
+	}
+	_, errs := decodeAll(t, bytes.NewReader(b))
+	var ie *power.ImplausibleError
+	if len(errs) != 1 || !errors.As(errs[0], &ie) || !ie.Total || !strings.Contains(errs[0].Error(), "the SoC (CPU + GPU + ANE) reads 420 W over 100ms, beyond the 150 W") {
+		t.Errorf("errors %v: want the SoC's 420 W refused", errs)
 	}
 }
