@@ -110,3 +110,16 @@ func TestARecordingOfReadingsThatCannotBeTrueReadsAsItsCourse(t *testing.T) {
 		})
 	}
 }
+
+// A window refused before the first one believed counts on its rail too
+// (it was said in the warnings and counted nowhere).
+func TestARefusalBeforeTheFirstWindowCountsOnItsRail(t *testing.T) {
+	res := believed(t, func(i int, r *Reading) {
+		if i >= 1 {
+			r.Values[1] += 5e18 // the GPU jumps at the second reading and goes on
+		}
+	})
+	if res.Health[power.GPU].Refused != 1 {
+		t.Errorf("the GPU's health %+v: want its refused window counted", res.Health[power.GPU])
+	}
+}

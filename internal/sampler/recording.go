@@ -26,13 +26,14 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 	var prev time.Time
 	var firstLost error
 	var early notes // documents refused before the first usable one
+	var earlyHealth power.Health
 	var windows []indexed
 	for more := true; more; {
 		s, err := src.Next()
 		if err == nil {
 			if sp == nil {
 				sp = b.open(s.Arrival.Add(-s.Window), onWindow)
-				sp.lost = early
+				sp.lost, sp.health = early, earlyHealth
 			}
 			if !prev.IsZero() && s.Timestamp.Before(prev.Add(-time.Second)) && len(back) < maxNotes {
 				// Timestamps have whole seconds, but they do not go back:
@@ -47,6 +48,7 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 				firstLost = err
 			}
 			early.add(err.Error())
+			earlyHealth.Refuse(err)
 		}
 		var out []delivery
 		out, more = b.next(s, err)
