@@ -361,3 +361,18 @@ func TestCombinedPowerThatDisagreesIsReported(t *testing.T) {
 		t.Errorf("warnings %q, want %q", r.Warnings, want)
 	}
 }
+
+// A window's Peak is the sample's power as a peak counts it: a batch's
+// landing at its power over the time it accrued (serve's gauges show
+// it), while the ledger integrates its power over the window.
+func TestAWindowsPeakIsItsSamplesPeakPower(t *testing.T) {
+	s := smp(0, 1000, 100, 300)
+	s.Peak, s.PeakSet = power.Values{CPU: 10, Total: 10}, true
+	var p placer
+	if w := p.place(s); w.Power.CPU != 300 || w.Peak.CPU != 10 {
+		t.Errorf("power %v W, peak %v W: want 300 and 10", w.Power.CPU, w.Peak.CPU)
+	}
+	if w := p.place(smp(1, 1100, 100, 7)); w.Peak != w.Power {
+		t.Errorf("a window with no peak of its own: peak %+v, power %+v", w.Peak, w.Power)
+	}
+}

@@ -9,8 +9,13 @@ import (
 // Window is a sample window placed on exopower's monotonic timeline.
 type Window struct {
 	Start, End time.Time
-	// Power is the window's average power, in watts.
+	// Power is the window's average power, in watts: its energy over
+	// its length, which the ledger integrates.
 	Power power.Values
+	// Peak is the window's power as a peak, or a gauge of power now,
+	// counts it (power.Sample.PeakPower): where a batch of counters
+	// landed in it, their power over the time it accrued.
+	Peak power.Values
 	// Index is the powermetrics document the window came from.
 	Index int
 	// ThermalPressure is the document's, if the thermal sampler ran.
@@ -36,7 +41,7 @@ type placer struct {
 }
 
 func (p *placer) place(s power.Sample) Window {
-	w := Window{Power: s.Power, Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure, Has: s.Has}
+	w := Window{Power: s.Power, Peak: s.PeakPower(), Index: s.Index, End: s.Arrival, ThermalPressure: s.ThermalPressure, Has: s.Has}
 	if p.chained {
 		w.Start = p.end
 		if predicted := p.end.Add(s.Window); predicted.Before(w.End) {

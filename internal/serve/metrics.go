@@ -45,7 +45,7 @@ func newCollector(s *Server) *collector {
 		s:            s,
 		energy:       d("energy_joules_total", "Energy of one part of the SoC since exopower serve started, in joules (the source's windows, integrated).", "component"),
 		socEnergy:    d("soc_energy_joules_total", "Energy of the whole SoC (CPU + GPU + ANE) since exopower serve started, in joules: a metric of its own, so that sum() over exopower_energy_joules_total never counts it twice."),
-		power:        d("power_watts", "Average power of one part of the SoC over the last window, in watts.", "component"),
+		power:        d("power_watts", "Average power of one part of the SoC over the last window, in watts (where a batch of counters landed in it, the batch's power over the time it accrued).", "component"),
 		socPower:     d("soc_power_watts", "Average power of the whole SoC over the last window, in watts."),
 		systemEnergy: d("system_energy_joules_total", "Energy of the whole Mac as its SMC reports it (PSTR) since exopower serve started, in joules: SoC, memory, display, storage and the rest; only where the source reads the SMC (ioreport)."),
 		systemPower:  d("system_power_watts", "Average power of the whole Mac as its SMC reports it over the last window, in watts; only where the source reads the SMC."),
@@ -104,15 +104,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		// the source has been silent past the stale bound the last power
 		// is not now's: no gauge rather than a value that was never
 		// measured, or is long gone (Prometheus marks the series stale).
-		for i, v := range []float64{t.Last.Power.CPU, t.Last.Power.GPU, t.Last.Power.ANE} {
+		// The window's power as a power now: a batch of counters that
+		// landed in it at its power over the time it accrued, not over
+		// the window alone.
+		p := t.Last.Peak
+		for i, v := range []float64{p.CPU, p.GPU, p.ANE} {
 			gauge(c.power, v, components[i])
 		}
-		gauge(c.socPower, t.Last.Power.Total)
+		gauge(c.socPower, p.Total)
 		if t.Has.DRAM {
-			gauge(c.dramPower, t.Last.Power.DRAM)
+			gauge(c.dramPower, p.DRAM)
 		}
 		if t.Has.System {
-			gauge(c.systemPower, t.Last.Power.System)
+			gauge(c.systemPower, p.System)
 		}
 	}
 	counter(c.covered, t.Covered.Seconds())
