@@ -89,3 +89,7 @@ func cleanWarnings(ws []string) []string {
 	}
 	return out
 }
+
+// Clean is clean for the text of other servers than a node, such as a
+// language-model server's error message.
+func Clean(s string) string { return clean(s) }

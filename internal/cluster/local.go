@@ -81,5 +81,9 @@ func (l *LocalMember) Stream(ctx context.Context, f func(wire.SampleLine), note 
 	return nil
 }
 
+// Sampler is this Mac's stream, for what must cut its windows at its
+// own edges.
+func (l *LocalMember) Sampler() *sampler.Sampler { return l.meter }
+
 // Close stops this Mac's stream.
 func (l *LocalMember) Close() { l.meter.Stop() }

@@ -221,14 +221,29 @@ func (s *Sampler) Ready(ctx context.Context) error {
 func (s *Sampler) Begin(ctx context.Context, onWindow func(Window, Totals)) *Span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cut(ctx, true)
+	return s.book.open(s.cfg.Now(), onWindow)
+}
+
+// Cut asks the source for a sample now, where it takes requests, so
+// that a window ends here: at an edge that something measured over the
+// stream's windows, not over a span, needs (a request's first token).
+// With wait, it waits for the sample as Begin does.
+func (s *Sampler) Cut(ctx context.Context, wait bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cut(ctx, wait)
+}
+
+func (s *Sampler) cut(ctx context.Context, wait bool) {
 	b := &s.book
-	if s.src.CanRequestSample() && !b.ended {
-		n := b.ledger.n
-		if s.src.RequestSample() == nil {
-			s.wait(ctx, s.cfg.Now().Add(s.cfg.Interval+s.cfg.Grace), func() bool { return b.ledger.n > n || b.ended })
-		}
+	if !s.src.CanRequestSample() || b.ended {
+		return
 	}
-	return b.open(s.cfg.Now(), onWindow)
+	n := b.ledger.n
+	if s.src.RequestSample() == nil && wait {
+		s.wait(ctx, s.cfg.Now().Add(s.cfg.Interval+s.cfg.Grace), func() bool { return b.ledger.n > n || b.ended })
+	}
 }
 
 // Result is what was measured over a span.
