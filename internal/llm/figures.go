@@ -1,0 +1,317 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// Figures are a setting's figures over its requests that ended as they
+// should, as mean ± σ, median and p90.
+type Figures struct {
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	// TimeToFirstTokenSeconds is the prefill as a client sees it.
+	TimeToFirstTokenSeconds *Spread `json:"time_to_first_token_seconds"`
+	// OutputTokensPerSecond is the decode's pace: the tokens after the
+	// first over the time from the first to the last.
+	OutputTokensPerSecond *Spread `json:"output_tokens_per_second"`
+	// PromptTokensPerSecond is the prefill's: the prompt's tokens over
+	// the time to the first token.
+	PromptTokensPerSecond *Spread `json:"prompt_tokens_per_second"`
+	RequestSeconds        *Spread `json:"request_seconds"`
+	// SoC is in the SoC's scope (CPU + GPU + ANE); System in the whole
+	// Mac's, where the source reads it (null otherwise).
+	SoC    *Scope `json:"soc"`
+	System *Scope `json:"system"`
+	// Nodes are each node's, with several nodes.
+	Nodes []NodeFigures `json:"nodes,omitempty"`
+}
+
+// Scope is the energy figures in one scope.
+type Scope struct {
+	// JoulesPerOutputToken is the decode's energy over its tokens (those
+	// after the first); JoulesPerPromptToken the prefill's over the
+	// prompt's tokens; JoulesPerRequest both phases'.
+	JoulesPerOutputToken *Spread `json:"joules_per_output_token"`
+	JoulesPerPromptToken *Spread `json:"joules_per_prompt_token"`
+	JoulesPerRequest     *Spread `json:"joules_per_request"`
+	AvgPowerWatts        *Spread `json:"avg_power_watts"`
+	// The same less the idle power over each phase; null without a
+	// baseline. Their uncertainties are the idle power's standard error
+	// over the mean's time, per unit: the same for every request.
+	NetJoulesPerOutputToken            *Spread   `json:"net_joules_per_output_token"`
+	NetJoulesPerOutputTokenUncertainty *wire.Num `json:"net_joules_per_output_token_uncertainty"`
+	NetJoulesPerPromptToken            *Spread   `json:"net_joules_per_prompt_token"`
+	NetJoulesPerPromptTokenUncertainty *wire.Num `json:"net_joules_per_prompt_token_uncertainty"`
+	NetJoulesPerRequest                *Spread   `json:"net_joules_per_request"`
+	NetJoulesPerRequestUncertainty     *wire.Num `json:"net_joules_per_request_uncertainty"`
+}
+
+// NodeFigures are one node's energy figures.
+type NodeFigures struct {
+	Node   string `json:"node"`
+	SoC    *Scope `json:"soc"`
+	System *Scope `json:"system"`
+}
+
+// idlePower is an idle power and its standard error, in one scope; ok
+// is false when it is not known.
+type idlePower struct {
+	watts, se float64
+	ok        bool
+}
+
+// scopeOf picks a phase's energy, in joules, in one scope on one node
+// (node -1: all of them).
+type scopeOf func(ph *Phase, node int) (float64, bool)
+
+func socOf(ph *Phase, node int) (float64, bool) {
+	if node < 0 {
+		return float64(ph.EnergyJoules), true
+	}
+	return ph.soc[node], true
+}
+
+func systemOf(ph *Phase, node int) (float64, bool) {
+	if !ph.hasSystem {
+		return 0, false
+	}
+	if node < 0 {
+		return val(ph.SystemEnergyJoules), true
+	}
+	return ph.system[node], true
+}
+
+// scope computes the figures of the requests rs in one scope on one
+// node (-1: all), net of idle where it is known.
+func scope(rs []*Request, of scopeOf, node int, idle idlePower) *Scope {
+	var out, prompt, whole, power, netOut, netPrompt, netWhole, outSecs, promptSecs, wholeSecs []float64
+	for _, r := range rs {
+		d, okD := of(&r.Decode, node)
+		p, okP := of(&r.Prefill, node)
+		w, okW := of(&r.Whole, node)
+		if !okD || !okP || !okW {
+			return nil
+		}
+		if n := r.CompletionTokens - 1; n > 0 && r.Decode.Seconds > 0 {
+			out = append(out, d/float64(n))
+			netOut = append(netOut, (d-idle.watts*float64(r.Decode.Seconds))/float64(n))
+			outSecs = append(outSecs, float64(r.Decode.Seconds)/float64(n))
+		}
+		if r.PromptTokens != nil && *r.PromptTokens > 0 {
+			n := float64(*r.PromptTokens)
+			prompt = append(prompt, p/n)
+			netPrompt = append(netPrompt, (p-idle.watts*float64(r.Prefill.Seconds))/n)
+			promptSecs = append(promptSecs, float64(r.Prefill.Seconds)/n)
+		}
+		whole = append(whole, w)
+		netWhole = append(netWhole, w-idle.watts*float64(r.Whole.Seconds))
+		wholeSecs = append(wholeSecs, float64(r.Whole.Seconds))
+		if r.Whole.Seconds > 0 {
+			power = append(power, w/float64(r.Whole.Seconds))
+		}
+	}
+	s := &Scope{JoulesPerOutputToken: newSpread(out), JoulesPerPromptToken: newSpread(prompt), JoulesPerRequest: newSpread(whole), AvgPowerWatts: newSpread(power)}
+	if idle.ok {
+		s.NetJoulesPerOutputToken, s.NetJoulesPerOutputTokenUncertainty = newSpread(netOut), uncertainty(idle, outSecs)
+		s.NetJoulesPerPromptToken, s.NetJoulesPerPromptTokenUncertainty = newSpread(netPrompt), uncertainty(idle, promptSecs)
+		s.NetJoulesPerRequest, s.NetJoulesPerRequestUncertainty = newSpread(netWhole), uncertainty(idle, wholeSecs)
+	}
+	return s
+}
+
+// uncertainty is what the idle power's error makes of a net figure's
+// mean: the error times the mean seconds per unit.
+func uncertainty(idle idlePower, secsPerUnit []float64) *wire.Num {
+	if len(secsPerUnit) == 0 || math.IsNaN(idle.se) {
+		return nil
+	}
+	return num(idle.se * bench.Summarize(secsPerUnit).Mean)
+}
+
+// figures are the setting's figures over its requests that ended well.
+func (res *Result) figures(b *Baseline, nodes []Node) *Figures {
+	var ok []*Request
+	f := &Figures{}
+	var ttft, outRate, promptRate, secs []float64
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if r.Error != nil || r.FirstTokenSeconds == nil {
+			f.Failed++
+			continue
+		}
+		ok = append(ok, r)
+		ttft = append(ttft, float64(*r.FirstTokenSeconds))
+		secs = append(secs, float64(r.Whole.Seconds))
+		if n := r.CompletionTokens - 1; n > 0 && r.Decode.Seconds > 0 {
+			outRate = append(outRate, float64(n)/float64(r.Decode.Seconds))
+		}
+		if r.PromptTokens != nil && r.Prefill.Seconds > 0 {
+			promptRate = append(promptRate, float64(*r.PromptTokens)/float64(r.Prefill.Seconds))
+		}
+	}
+	f.Requests = len(ok)
+	if len(ok) == 0 {
+		return f
+	}
+	f.TimeToFirstTokenSeconds, f.OutputTokensPerSecond = newSpread(ttft), newSpread(outRate)
+	f.PromptTokensPerSecond, f.RequestSeconds = newSpread(promptRate), newSpread(secs)
+	f.SoC = scope(ok, socOf, -1, b.soc(-1))
+	f.System = scope(ok, systemOf, -1, b.system(-1))
+	if len(nodes) > 1 {
+		for k, n := range nodes {
+			f.Nodes = append(f.Nodes, NodeFigures{Node: n.Label, SoC: scope(ok, socOf, k, b.soc(k)), System: scope(ok, systemOf, k, b.system(k))})
+		}
+	}
+	return f
+}
+
+// finish fills in what needs every setting and the baseline: each
+// phase's energies, net of idle, the run's totals, the figures, and the
+// warnings.
+func (rep *Report) finish(tls []*Timeline) {
+	for i := range rep.Results {
+		rep.Results[i].finish(rep.Baseline, rep.Nodes, rep.IntervalSeconds)
+	}
+}
+
+// preview is the result with its figures but no net ones, for the text
+// written as soon as a setting is done.
+func (res Result) preview(tls []*Timeline) Result {
+	res.Requests = slices.Clone(res.Requests)
+	res.Warnings = slices.Clone(res.Warnings)
+	res.finish(nil, nodesOf(tls), 0)
+	return res
+}
+
+func (res *Result) finish(b *Baseline, nodes []Node, interval wire.Num) {
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		for _, ph := range []*Phase{&r.Prefill, &r.Decode, &r.Whole} {
+			ph.fill(b, len(nodes) > 1, nodes)
+		}
+	}
+	res.Attribution = "measured"
+	for _, r := range res.Requests {
+		if r.Overlapped {
+			res.Attribution = "estimated"
+		}
+	}
+	res.runTotals(b)
+	res.Figures = res.figures(b, nodes)
+	res.Warnings = append(res.Warnings, res.doubts()...)
+}
+
+// fill sums the phase's nodes and takes the idle power off.
+func (ph *Phase) fill(b *Baseline, perNode bool, nodes []Node) {
+	var soc, system float64
+	ph.Nodes = nil
+	for k := range ph.soc {
+		soc, system = soc+ph.soc[k], system+ph.system[k]
+		if perNode {
+			np := NodePhase{Node: nodes[k].Label, EnergyJoules: wire.Num(ph.soc[k])}
+			if ph.hasSystem {
+				np.SystemEnergyJoules = num(ph.system[k])
+			}
+			if i := b.soc(k); i.ok {
+				np.NetEnergyJoules = num(ph.soc[k] - i.watts*float64(ph.Seconds))
+			}
+			if i := b.system(k); i.ok && ph.hasSystem {
+				np.NetSystemEnergyJoules = num(ph.system[k] - i.watts*float64(ph.Seconds))
+			}
+			ph.Nodes = append(ph.Nodes, np)
+		}
+	}
+	ph.EnergyJoules, ph.SystemEnergyJoules = wire.Num(soc), nil
+	ph.NetEnergyJoules, ph.NetSystemEnergyJoules, ph.NetEnergyUncertaintyJoules = nil, nil, nil
+	if ph.hasSystem {
+		ph.SystemEnergyJoules = num(system)
+	}
+	if i := b.soc(-1); i.ok {
+		ph.NetEnergyJoules = num(soc - i.watts*float64(ph.Seconds))
+		ph.NetEnergyUncertaintyJoules = num(i.se * float64(ph.Seconds))
+	}
+	if i := b.system(-1); i.ok && ph.hasSystem {
+		ph.NetSystemEnergyJoules = num(system - i.watts*float64(ph.Seconds))
+	}
+}
+
+// runTotals adds the tokens and the exact figures of the whole stretch.
+func (res *Result) runTotals(b *Baseline) {
+	run := res.Run
+	if run == nil || run.Summary == nil {
+		return
+	}
+	run.PromptTokens, run.CompletionTokens = 0, 0
+	for _, r := range res.Requests {
+		if r.Error == nil {
+			run.CompletionTokens += r.CompletionTokens
+			if r.PromptTokens != nil {
+				run.PromptTokens += *r.PromptTokens
+			}
+		}
+	}
+	secs := float64(run.Summary.DurationSeconds)
+	e := float64(run.Summary.EnergyJoules.Total)
+	sys := run.Summary.EnergyJoules.System
+	run.NetEnergyJoules, run.NetSystemEnergyJoules, run.NetEnergyUncertaintyJoules = nil, nil, nil
+	if i := b.soc(-1); i.ok {
+		e -= i.watts * secs
+		run.NetEnergyJoules, run.NetEnergyUncertaintyJoules = num(e), num(i.se*secs)
+	}
+	var se float64
+	if sys != nil {
+		se = float64(*sys)
+		if i := b.system(-1); i.ok {
+			se -= i.watts * secs
+			run.NetSystemEnergyJoules = num(se)
+		}
+	}
+	run.JoulesPerOutputToken, run.SystemJoulesPerOutputToken, run.OutputTokensPerSecond = nil, nil, nil
+	if n := float64(run.CompletionTokens); n > 0 {
+		run.JoulesPerOutputToken = num(e / n)
+		if sys != nil {
+			run.SystemJoulesPerOutputToken = num(se / n)
+		}
+		run.OutputTokensPerSecond = num(n / secs)
+	}
+}
+
+// doubts are the warnings about a setting's figures.
+func (res *Result) doubts() []string {
+	var w []string
+	pieces, failed := 0, 0
+	for _, r := range res.Requests {
+		switch {
+		case r.Error != nil:
+			failed++
+			continue
+		case r.TokensFrom == "pieces":
+			pieces++
+		}
+	}
+	if pieces > 0 {
+		w = append(w, fmt.Sprintf("the server gave no token counts (usage) for %s: their output tokens are the streamed pieces counted, which a server may group; prompt tokens are not known, so neither is J per prompt token", output.Count(pieces, "request")))
+	}
+	if failed > 0 {
+		w = append(w, fmt.Sprintf("%s of %d failed: they are in the requests, not in the figures", output.Count(failed, "request"), len(res.Requests)))
+	}
+	if res.Attribution == "estimated" {
+		w = append(w, "requests overlapped: each one's phases are shares of the Mac's energy by tokens a second, an estimate; the run's total and its J per output token are exact")
+	}
+	return w
+}
+
+// nodesOf names the timelines' nodes.
+func nodesOf(tls []*Timeline) []Node {
+	ns := []Node{}
+	for _, t := range tls {
+		ns = append(ns, Node{Node: t.Node, Label: t.Label, URL: t.URL})
+	}
+	return ns
+}

@@ -1,0 +1,242 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/exopower/exopower/internal/cluster"
+)
+
+// read reads a stream of server-sent events to its end: data: [DONE],
+// the end of the body, an error in it, or ctx's end. seen is called at
+// every line, to hold off the stall bound.
+func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edges, seen func()) {
+	r := bufio.NewReaderSize(&capped{r: body, left: MaxResponse}, 64<<10)
+	var data []byte
+	for {
+		line, err := readLine(r)
+		if err != nil {
+			c.ended(ctx, a, err)
+			return
+		}
+		seen()
+		switch {
+		case len(line) == 0:
+			// A blank line ends an event.
+			if len(data) > 0 {
+				if c.event(data, a, edges) {
+					a.Ended = time.Now()
+					return
+				}
+				data = data[:0]
+			}
+		case line[0] == ':':
+			// A comment, which some servers send to keep the line open.
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[5:], []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			if len(data)+len(v) > MaxEvent {
+				a.Err, a.Ended = fmt.Errorf("an event over %d KiB: not a stream of chunks (exopower takes at most %d KiB an event)", MaxEvent>>10, MaxEvent>>10), time.Now()
+				return
+			}
+			data = append(data, v...)
+		}
+		// Other fields (event:, id:, retry:) say nothing exopower needs.
+	}
+}
+
+// ended records how a stream that stopped without data: [DONE] ended.
+func (c *Client) ended(ctx context.Context, a *Answer, err error) {
+	a.Ended = time.Now()
+	switch {
+	case errors.Is(err, errTooLong):
+		a.Err = fmt.Errorf("an answer over %d MiB: exopower reads at most that much of one request", MaxResponse>>20)
+	case errors.Is(err, errLongLine):
+		a.Err = fmt.Errorf("a line over %d KiB: not a stream of chunks", MaxEvent>>10)
+	case ctx.Err() != nil:
+		a.Err = c.failed(ctx, ctx.Err())
+	case errors.Is(err, io.EOF) && a.FinishReason != "":
+		a.Warnings = append(a.Warnings, "the stream ended without data: [DONE]")
+	case errors.Is(err, io.EOF):
+		a.Err = errors.New("the stream ended before its last chunk (no finish_reason, no data: [DONE])")
+	default:
+		a.Err = fmt.Errorf("reading the stream: %w", err)
+	}
+}
+
+// event takes one event's data; it reports the end of the stream.
+func (c *Client) event(data []byte, a *Answer, edges Edges) bool {
+	if string(data) == "[DONE]" {
+		a.Done = true
+		return true
+	}
+	if !json.Valid(data) {
+		a.Err = fmt.Errorf("an event that is not JSON: %s", cluster.Clean(string(data)))
+		return true
+	}
+	if plain(data) {
+		// The common chunk: text or nothing, no usage, no end, no
+		// error. Read without decoding, which would cost more than the
+		// rest of the client.
+		if hasText(data) {
+			a.piece(edges)
+		}
+		return false
+	}
+	var ch chunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		a.Err = fmt.Errorf("an event that is not a chunk: %v: %s", err, cluster.Clean(string(data)))
+		return true
+	}
+	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+		a.Err = fmt.Errorf("the server sent an error mid-stream: %s", errorMessage(data))
+		return true
+	}
+	for _, choice := range ch.Choices {
+		if choice.text() {
+			a.piece(edges)
+		}
+		if choice.FinishReason != nil && *choice.FinishReason != "" {
+			a.FinishReason = *choice.FinishReason
+		}
+	}
+	if ch.Usage != nil {
+		a.Usage, a.PromptTokens, a.CompletionTokens = true, ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+	}
+	return false
+}
+
+// piece counts a piece of text that came now.
+func (a *Answer) piece(edges Edges) {
+	now := time.Now()
+	if a.First.IsZero() {
+		a.First = now
+		edges.Token()
+	}
+	a.Last = now
+	a.Pieces++
+}
+
+type chunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   *usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type choice struct {
+	Delta struct {
+		Content          *string `json:"content"`
+		ReasoningContent *string `json:"reasoning_content"`
+		Reasoning        *string `json:"reasoning"`
+	} `json:"delta"`
+	Text         *string `json:"text"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// text says the choice carries text: an answer's, or the reasoning a
+// thinking model streams before it, which is generated all the same.
+func (c choice) text() bool {
+	for _, s := range []*string{c.Delta.Content, c.Delta.ReasoningContent, c.Delta.Reasoning, c.Text} {
+		if s != nil && *s != "" {
+			return true
+		}
+	}
+	return false
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// plain says a chunk, valid JSON, has no usage, no finish_reason and no
+// error that would need decoding: then only its text matters.
+func plain(data []byte) bool {
+	for _, key := range []string{`"usage"`, `"finish_reason"`, `"error"`} {
+		if v, ok := valueAfter(data, key); ok && !bytes.HasPrefix(v, []byte("null")) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasText says a chunk has a string of text that is not empty, under
+// any of the keys that carry text.
+func hasText(data []byte) bool {
+	for _, key := range []string{`"content"`, `"text"`, `"reasoning_content"`, `"reasoning"`} {
+		if v, ok := valueAfter(data, key); ok && len(v) > 1 && v[0] == '"' && v[1] != '"' {
+			return true
+		}
+	}
+	return false
+}
+
+// valueAfter is what follows key's first occurrence as an object's key
+// in valid JSON data: the bytes of its value onwards. A key's quotes
+// cannot occur unescaped inside a string, so the first match that a
+// colon follows is the key.
+func valueAfter(data []byte, key string) ([]byte, bool) {
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return nil, false
+		}
+		rest = bytes.TrimLeft(rest[i+len(key):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			return bytes.TrimLeft(rest[1:], " \t\r\n"), true
+		}
+	}
+}
+
+var (
+	errTooLong  = errors.New("answer too long")
+	errLongLine = errors.New("line too long")
+)
+
+// readLine reads a line without its end (\n or \r\n), at most MaxEvent.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > MaxEvent+2 {
+			return nil, errLongLine
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimRight(line, "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return bytes.TrimRight(line, "\r\n"), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// capped reads at most left bytes of r, then fails with errTooLong.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLong
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
