@@ -38,7 +38,7 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newBenchCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
+	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
 	setVersion(root, readVersion())
 	addCompletion(root)
 	return root
