@@ -134,6 +134,7 @@ func charts(t *testing.T) map[string][]byte {
 		"bench": func(w io.Writer) error { return WriteBench(w, SVG, size, aBench) },
 		"power": func(w io.Writer) error { return WritePower(w, SVG, size, aRun) },
 		"nodes": func(w io.Writer) error { return WriteNodes(w, SVG, size, nodes) },
+		"llm":   func(w io.Writer) error { return WritePhases(w, SVG, size, twelveAtFour()) },
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
@@ -147,7 +148,8 @@ func charts(t *testing.T) map[string][]byte {
 // A legend stands beside the data, in a column of its own: drawn over
 // it, as gonum draws it, an entry hides the points and lines under it.
 func TestALegendStandsBesideTheData(t *testing.T) {
-	entries := map[string][]string{"bench": {IdleLegend, RunLegend}, "power": {"total", "CPU", "ANE"}, "nodes": {"ten", "twenty", TotalName}}
+	entries := map[string][]string{"bench": {IdleLegend, RunLegend}, "power": {"total", "CPU", "ANE"}, "nodes": {"ten", "twenty", TotalName},
+		"llm": {"mac1 (10.0.0.5:10241)", TotalName, PrefillLegend, DecodeLegend, FailedLegend}}
 	for name, svg := range charts(t) {
 		l := layoutOf(t, svg)
 		for _, e := range entries[name] {

@@ -48,35 +48,54 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	pl.X.Label.Text = "time from the first window's start (s)"
 	pl.Y.Label.Text = "power (W)"
 	pl.Add(plotter.NewGrid())
-	for i, s := range n.Series {
-		if len(s.Windows) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(stepXYs(s.Windows))
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		pl.Add(l)
-		pl.Legend.Add(s.Name, l)
+	if err := addLines(pl, n.Series, plotutil.Color); err != nil {
+		return err
 	}
 	total := Total(n.Series)
-	l, err := plotter.NewLine(stepXYs(total))
-	if err != nil {
-		return fmt.Errorf("%s: %w", TotalName, err)
+	if err := addLine(pl, TotalName, total, color.Black, vg.Points(2)); err != nil {
+		return err
 	}
-	l.Color = color.Black
-	l.Width = vg.Points(2)
-	pl.Add(l)
-	pl.Legend.Add(TotalName, l)
-	peak, first, last := 0.0, math.Inf(1), math.Inf(-1)
-	for _, s := range total {
-		peak, first, last = max(peak, s.Watts), min(first, s.Start), max(last, s.End)
-	}
+	peak, first, last := extent(total)
 	pl.Y.Min, pl.Y.Max = fromZero(0, max(1, peak))
 	pl.X.Min, pl.X.Max = padded(first, last)
 	return writeChart(w, f, size, pl)
+}
+
+// addLines draws each series that has windows as a step line of
+// colour palette(i), i its place in series, named in the legend.
+func addLines(pl *plot.Plot, series []NodeSeries, palette func(int) color.Color) error {
+	for i, s := range series {
+		if len(s.Windows) == 0 {
+			continue
+		}
+		if err := addLine(pl, s.Name, s.Windows, palette(i), vg.Points(1.5)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addLine draws steps as a step line named name in the legend.
+func addLine(pl *plot.Plot, name string, steps []Step, c color.Color, width vg.Length) error {
+	l, err := plotter.NewLine(stepXYs(steps))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	l.Color = c
+	l.Width = width
+	pl.Add(l)
+	pl.Legend.Add(name, l)
+	return nil
+}
+
+// extent is the highest power of steps, in watts, and the times, in
+// seconds, where the first starts and the last ends.
+func extent(steps []Step) (peak, first, last float64) {
+	peak, first, last = 0, math.Inf(1), math.Inf(-1)
+	for _, s := range steps {
+		peak, first, last = max(peak, s.Watts), min(first, s.Start), max(last, s.End)
+	}
+	return peak, first, last
 }
 
 func stepXYs(steps []Step) plotter.XYs {

@@ -130,6 +130,12 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 // width and its legend beside the data (drawBeside).
 func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
 	pl.Title.Text = fitTitle(pl.Title.Text, size.Width)
+	return writeDrawing(w, f, size, func(c draw.Canvas) { drawBeside(c, pl) })
+}
+
+// writeDrawing writes as format f, size big, to w what paint draws on
+// the whole picture.
+func writeDrawing(w io.Writer, f Format, size Size, paint func(draw.Canvas)) error {
 	width := vg.Length(size.Width) * vg.Inch / dpi
 	height := vg.Length(size.Height) * vg.Inch / dpi
 	var c vg.CanvasWriterTo
@@ -141,7 +147,7 @@ func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
 	default:
 		return fmt.Errorf("unknown plot format %q", f)
 	}
-	drawBeside(draw.New(c), pl)
+	paint(draw.New(c))
 	_, err := c.WriteTo(w)
 	return err
 }
@@ -156,14 +162,23 @@ const legendGap = vg.Length(12)
 func drawBeside(c draw.Canvas, pl *plot.Plot) {
 	legend := pl.Legend
 	pl.Legend = plot.NewLegend()
+	besideLegend(c, legend, func(area draw.Canvas) vg.Rectangle {
+		pl.Draw(area)
+		return pl.DataCanvas(area).Rectangle
+	})
+}
+
+// besideLegend draws legend in a column of its own at the right of c, and
+// with drawData the rest left of it, which returns where its data landed:
+// the legend stands level with the data's top.
+func besideLegend(c draw.Canvas, legend plot.Legend, drawData func(area draw.Canvas) vg.Rectangle) {
 	width := legend.Rectangle(c).Size().X
 	if width <= 0 {
-		pl.Draw(c)
+		drawData(c)
 		return
 	}
 	area := draw.Crop(c, 0, -(width + 2*legendGap), 0, 0)
-	pl.Draw(area)
-	data := pl.DataCanvas(area)
+	data := drawData(area)
 	legend.Top, legend.Left, legend.Padding = true, true, vg.Points(3)
 	legend.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: area.Max.X + legendGap, Y: data.Min.Y},

@@ -1,0 +1,234 @@
+package plot
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Phases is the power of the Macs over an llm benchmark, and its
+// requests.
+type Phases struct {
+	// Title says what was measured and the headline figure, e.g.
+	// "llama3.2:1b, 4 in flight: 0.41 J per output token".
+	Title string
+	// Caption names the Macs and where their power came from, e.g.
+	// "Mac15,9 · IOReport · 24 requests".
+	Caption string
+	// Series is the power of each Mac, one series a Mac, in seconds from
+	// the benchmark's start (t = 0).
+	Series   []NodeSeries
+	Requests []RequestMarks
+}
+
+// RequestMarks is one request's phase edges, in seconds from the same
+// t = 0: sent at Sent, its first token streamed at First, its last at
+// Last. First is Sent when no token came; Last is First with one token.
+type RequestMarks struct {
+	Sent, First, Last float64
+	// Failed says the request ended in an error: it is drawn in grey
+	// from Sent to its last edge, its phases not told apart.
+	Failed bool
+}
+
+// The legend's entries for the requests' bars in a Phases picture.
+const (
+	PrefillLegend = "prefill (send → first token)"
+	DecodeLegend  = "decode (first → last token)"
+	FailedLegend  = "failed request"
+)
+
+// maxLanes bounds the lanes drawn: requests that would need more are
+// drawn in the last, and the legend says how many.
+const maxLanes = 16
+
+// The colours of the bars, Okabe and Ito's, told apart without telling
+// red from green; and of the Macs' lines, the rest of their palette.
+var (
+	prefillColor = color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}
+	decodeColor  = color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}
+	failedColor  = color.Gray{Y: 0xa0}
+	macColors    = []color.Color{
+		color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff},
+		color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff},
+	}
+)
+
+func macColor(i int) color.Color { return macColors[i%len(macColors)] }
+
+// A Phases picture is meant to be shared as it is, so its text is
+// sans-serif and bigger than the other pictures' 10-point ticks: at 96
+// pixels an inch, 11 points are 14.7 pixels, 14 points 18.7.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+const (
+	titlePoints   = 14
+	labelPoints   = 12
+	tickPoints    = 11
+	captionPoints = 12
+)
+
+// WritePhases draws p as format f, size big, to w: the Macs' power over
+// time above a lane of bars per request in flight, each request's
+// prefill and decode in their colours.
+func WritePhases(w io.Writer, f Format, size Size, p Phases) error {
+	if !slices.ContainsFunc(p.Series, func(s NodeSeries) bool { return len(s.Windows) > 0 }) {
+		return errors.New("no window to plot")
+	}
+	if err := size.Check(); err != nil {
+		return err
+	}
+	pc, err := phasesChartOf(p)
+	if err != nil {
+		return err
+	}
+	return writeDrawing(w, f, size, pc.draw)
+}
+
+// lanes gives each request a lane, numbered from 0: taken in the order
+// they were sent, each takes the lowest lane whose requests all ended by
+// its Sent, so that requests that overlap in time never share one.
+func lanes(rs []RequestMarks) []int {
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rs[a].Sent, rs[b].Sent) })
+	var ends []float64 // of each lane's last request
+	out := make([]int, len(rs))
+	for _, i := range order {
+		k := slices.IndexFunc(ends, func(end float64) bool { return end <= rs[i].Sent })
+		if k < 0 {
+			k, ends = len(ends), append(ends, 0)
+		}
+		ends[k], out[i] = rs[i].end(), k
+	}
+	return out
+}
+
+// end is when r's last edge is.
+func (r RequestMarks) end() float64 { return max(r.Sent, r.First, r.Last) }
+
+// phasesChart is what WritePhases draws: the power above the requests'
+// lanes, both on one time axis, under a title and a caption, with a
+// legend of both beside them.
+type phasesChart struct {
+	title, caption string
+	power, lanes   *plot.Plot
+	n              int // lanes drawn
+	legend         plot.Legend
+}
+
+// phasesChartOf lays out p's picture.
+func phasesChartOf(p Phases) (phasesChart, error) {
+	power, err := powerPanel(p.Series)
+	if err != nil {
+		return phasesChart{}, err
+	}
+	requests, n, folded := lanesPanel(p.Requests)
+	_, first, last := extent(Total(p.Series))
+	failed := false
+	for _, r := range p.Requests {
+		first, last, failed = min(first, r.Sent), max(last, r.end()), failed || r.Failed
+	}
+	power.X.Min, power.X.Max = padded(first, last)
+	requests.X.Min, requests.X.Max = power.X.Min, power.X.Max
+	legend := power.Legend
+	power.Legend = plot.NewLegend()
+	legend.Add(PrefillLegend, swatch{prefillColor})
+	legend.Add(DecodeLegend, swatch{decodeColor})
+	if failed {
+		legend.Add(FailedLegend, swatch{failedColor})
+	}
+	if folded > 0 {
+		legend.Add(fmt.Sprintf("%d requests folded into the last lane", folded))
+	}
+	return phasesChart{title: p.Title, caption: p.Caption, power: power, lanes: requests, n: n, legend: legend}, nil
+}
+
+// sansPlot is a plot whose text is in the Phases picture's fonts.
+func sansPlot() *plot.Plot {
+	pl := plot.New()
+	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
+		a.Label.TextStyle.Font = font.From(sans, labelPoints)
+		a.Tick.Label.Font = font.From(sans, tickPoints)
+		a.Tick.Marker = manyTicks{}
+	}
+	pl.Legend.TextStyle.Font = font.From(sans, tickPoints)
+	return pl
+}
+
+// legendName is a Mac's name cut to what a legend shows beside the data.
+func legendName(name string) string {
+	if name == "" {
+		return "power"
+	}
+	return shortenMiddle(name, 28)
+}
+
+// powerPanel is the upper part of a Phases picture: a Mac's power as a
+// black step line, or several Macs' as coloured ones and their sum in
+// black. Its time axis is labelled on the lanes' part, under it.
+func powerPanel(series []NodeSeries) (*plot.Plot, error) {
+	pl := sansPlot()
+	pl.Y.Label.Text = "power (W)"
+	pl.X.Tick.Marker = manyTicks{blank: true}
+	pl.Add(labelledGrid{plotter.NewGrid()})
+	drawn := slices.DeleteFunc(slices.Clone(series), func(s NodeSeries) bool { return len(s.Windows) == 0 })
+	total := Total(series)
+	if len(drawn) == 1 {
+		if err := addLine(pl, legendName(drawn[0].Name), drawn[0].Windows, color.Black, vg.Points(2)); err != nil {
+			return nil, err
+		}
+	} else {
+		named := slices.Clone(series)
+		for i := range named {
+			named[i].Name = legendName(named[i].Name)
+		}
+		if err := addLines(pl, named, macColor); err != nil {
+			return nil, err
+		}
+		if err := addLine(pl, TotalName, total, color.Black, vg.Points(2)); err != nil {
+			return nil, err
+		}
+	}
+	peak, _, _ := extent(total)
+	pl.Y.Min, pl.Y.Max = fromZero(0, max(1, peak))
+	return pl, nil
+}
+
+// lanesPanel is the lower part of a Phases picture: each request a bar
+// in its lane, the first lane at the top. It says how many lanes it
+// draws, and how many requests went into the last beyond maxLanes.
+func lanesPanel(rs []RequestMarks) (pl *plot.Plot, n, folded int) {
+	pl = sansPlot()
+	pl.X.Label.Text = "time from the benchmark's start (s)"
+	pl.Y.Label.Text = "requests"
+	pl.Y.Tick.Marker = plot.ConstantTicks(nil)
+	grid := plotter.NewGrid()
+	grid.Horizontal.Color = nil
+	n = 1
+	var bars laneBars
+	for i, k := range lanes(rs) {
+		if k >= maxLanes {
+			k, folded = maxLanes-1, folded+1
+		}
+		n = max(n, k+1)
+		bars.add(rs[i], k)
+	}
+	bars.n = n
+	// A prefill drawn over the decode beside it stays in sight where it is
+	// widened to be seen.
+	slices.SortStableFunc(bars.bars, func(a, b bar) int { return cmp.Compare(a.kind, b.kind) })
+	pl.Add(grid, bars)
+	pl.Y.Min, pl.Y.Max = padded(-0.5, float64(n)-0.5)
+	return pl, n, folded
+}
