@@ -100,6 +100,9 @@ func attribute(rs []Request, tls []*Timeline) {
 			continue
 		}
 		shares := sharesOf(segs, active)
+		for n, si := range active {
+			rs[segs[si].req].phase(segs[si].phase).AttributedSeconds += wire.Num(shares[n] * b.Sub(a).Seconds())
+		}
 		for k, tl := range tls {
 			e := tl.Energy(a, b)
 			for n, si := range active {
@@ -198,7 +201,7 @@ func (ph *Phase) coverage(tls []*Timeline, s span) {
 
 // sum is the two phases together.
 func sum(a, b Phase) Phase {
-	w := Phase{Seconds: a.Seconds + b.Seconds, Coverage: wire.Num(min(a.Coverage, b.Coverage)), hasSystem: a.hasSystem && b.hasSystem,
+	w := Phase{Seconds: a.Seconds + b.Seconds, AttributedSeconds: a.AttributedSeconds + b.AttributedSeconds, Coverage: wire.Num(min(a.Coverage, b.Coverage)), hasSystem: a.hasSystem && b.hasSystem,
 		soc: make([]float64, len(a.soc)), system: make([]float64, len(a.soc))}
 	if float64(b.Seconds) == 0 {
 		w.Coverage = a.Coverage

@@ -79,6 +79,11 @@ func TestOverlappingRequestsShareByTokensASecond(t *testing.T) {
 	near(t, "B prefill", float64(rs[1].Prefill.EnergyJoules), 5*100.0/110)
 	near(t, "B decode", float64(rs[1].Decode.EnergyJoules), 2.5+20)
 	near(t, "all", float64(rs[0].Whole.EnergyJoules+rs[1].Whole.EnergyJoules), 10*5)
+	// The time is shared as the energy is, so that the idle power comes
+	// off each request's share, not its whole time twice.
+	near(t, "A's decode time, shared", float64(rs[0].Decode.AttributedSeconds), 1+0.5*10/110+0.25)
+	near(t, "B's prefill time, shared", float64(rs[1].Prefill.AttributedSeconds), 0.5*100/110)
+	near(t, "all the time", float64(rs[0].Whole.AttributedSeconds+rs[1].Whole.AttributedSeconds), 5)
 	if !rs[0].Overlapped || !rs[1].Overlapped {
 		t.Error("the requests overlapped, and are not said to")
 	}

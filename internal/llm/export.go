@@ -128,7 +128,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		kind = "net of idle"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Model | In flight | Requests | J/output token (%s) | J/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Run J/output token (exact) |\n", kind, kind, kind)
+	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Run mJ/output token (exact) |\n", kind, kind, kind)
 	b.WriteString("|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Results {
 		f := r.Figures
@@ -142,10 +142,10 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		}
 		runJ := ""
 		if r.Run != nil {
-			runJ = format(r.Run.JoulesPerOutputToken)
+			runJ = format(scaled(r.Run.JoulesPerOutputToken, 1000))
 		}
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.Model, r.Concurrency, f.Requests,
-			mdSpread(out), mdSpread(prompt), mdSpread(req), mdSpread(f.TimeToFirstTokenSeconds), mdSpread(f.OutputTokensPerSecond), runJ)
+			mdSpread(milli(out)), mdSpread(milli(prompt)), mdSpread(req), mdSpread(f.TimeToFirstTokenSeconds), mdSpread(f.OutputTokensPerSecond), runJ)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -166,4 +166,23 @@ func mdSpread(s *Spread) string {
 		return format(&s.Mean)
 	}
 	return format(&s.Mean) + " ± " + format(s.Stddev)
+}
+
+// milli is s in thousandths: an energy per token in millijoules.
+func milli(s *Spread) *Spread {
+	if s == nil {
+		return nil
+	}
+	m := *s
+	m.Mean, m.Median, m.P90, m.Min, m.Max = s.Mean*1000, s.Median*1000, s.P90*1000, s.Min*1000, s.Max*1000
+	m.Stddev = scaled(s.Stddev, 1000)
+	return &m
+}
+
+func scaled(n *wire.Num, k float64) *wire.Num {
+	if n == nil {
+		return nil
+	}
+	x := *n * wire.Num(k)
+	return &x
 }

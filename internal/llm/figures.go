@@ -100,18 +100,18 @@ func scope(rs []*Request, of scopeOf, node int, idle idlePower) *Scope {
 		}
 		if n := r.CompletionTokens - 1; n > 0 && r.Decode.Seconds > 0 {
 			out = append(out, d/float64(n))
-			netOut = append(netOut, (d-idle.watts*float64(r.Decode.Seconds))/float64(n))
-			outSecs = append(outSecs, float64(r.Decode.Seconds)/float64(n))
+			netOut = append(netOut, (d-idle.watts*float64(r.Decode.AttributedSeconds))/float64(n))
+			outSecs = append(outSecs, float64(r.Decode.AttributedSeconds)/float64(n))
 		}
 		if r.PromptTokens != nil && *r.PromptTokens > 0 {
 			n := float64(*r.PromptTokens)
 			prompt = append(prompt, p/n)
-			netPrompt = append(netPrompt, (p-idle.watts*float64(r.Prefill.Seconds))/n)
-			promptSecs = append(promptSecs, float64(r.Prefill.Seconds)/n)
+			netPrompt = append(netPrompt, (p-idle.watts*float64(r.Prefill.AttributedSeconds))/n)
+			promptSecs = append(promptSecs, float64(r.Prefill.AttributedSeconds)/n)
 		}
 		whole = append(whole, w)
-		netWhole = append(netWhole, w-idle.watts*float64(r.Whole.Seconds))
-		wholeSecs = append(wholeSecs, float64(r.Whole.Seconds))
+		netWhole = append(netWhole, w-idle.watts*float64(r.Whole.AttributedSeconds))
+		wholeSecs = append(wholeSecs, float64(r.Whole.AttributedSeconds))
 		if r.Whole.Seconds > 0 {
 			power = append(power, w/float64(r.Whole.Seconds))
 		}
@@ -219,10 +219,10 @@ func (ph *Phase) fill(b *Baseline, perNode bool, nodes []Node) {
 				np.SystemEnergyJoules = num(ph.system[k])
 			}
 			if i := b.soc(k); i.ok {
-				np.NetEnergyJoules = num(ph.soc[k] - i.watts*float64(ph.Seconds))
+				np.NetEnergyJoules = num(ph.soc[k] - i.watts*float64(ph.AttributedSeconds))
 			}
 			if i := b.system(k); i.ok && ph.hasSystem {
-				np.NetSystemEnergyJoules = num(ph.system[k] - i.watts*float64(ph.Seconds))
+				np.NetSystemEnergyJoules = num(ph.system[k] - i.watts*float64(ph.AttributedSeconds))
 			}
 			ph.Nodes = append(ph.Nodes, np)
 		}
@@ -233,11 +233,11 @@ func (ph *Phase) fill(b *Baseline, perNode bool, nodes []Node) {
 		ph.SystemEnergyJoules = num(system)
 	}
 	if i := b.soc(-1); i.ok {
-		ph.NetEnergyJoules = num(soc - i.watts*float64(ph.Seconds))
-		ph.NetEnergyUncertaintyJoules = num(i.se * float64(ph.Seconds))
+		ph.NetEnergyJoules = num(soc - i.watts*float64(ph.AttributedSeconds))
+		ph.NetEnergyUncertaintyJoules = num(i.se * float64(ph.AttributedSeconds))
 	}
 	if i := b.system(-1); i.ok && ph.hasSystem {
-		ph.NetSystemEnergyJoules = num(system - i.watts*float64(ph.Seconds))
+		ph.NetSystemEnergyJoules = num(system - i.watts*float64(ph.AttributedSeconds))
 	}
 }
 

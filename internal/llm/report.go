@@ -117,6 +117,10 @@ type Request struct {
 // Phase is what a stretch of a request drew.
 type Phase struct {
 	Seconds wire.Num `json:"seconds"`
+	// AttributedSeconds is the phase's time weighed by its share of the
+	// Mac: Seconds when no other request was in flight. The idle power is
+	// taken off over it, as the energy is shared.
+	AttributedSeconds wire.Num `json:"attributed_seconds"`
 	// EnergyJoules is the SoC's (CPU + GPU + ANE), summed over the nodes;
 	// SystemEnergyJoules the whole Macs', where the source reads it.
 	EnergyJoules       wire.Num  `json:"energy_joules"`

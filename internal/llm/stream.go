@@ -189,9 +189,9 @@ func valueAfter(data []byte, key string) ([]byte, bool) {
 		if i < 0 {
 			return nil, false
 		}
-		rest = bytes.TrimLeft(rest[i+len(key):], " \t\r\n")
+		rest = skipSpace(rest[i+len(key):])
 		if len(rest) > 0 && rest[0] == ':' {
-			return bytes.TrimLeft(rest[1:], " \t\r\n"), true
+			return skipSpace(rest[1:]), true
 		}
 	}
 }
@@ -206,17 +206,22 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		part, err := r.ReadSlice('\n')
+		if err == nil && line == nil {
+			// The common case, a line whole in the buffer: no copy. It is
+			// good until the next read, and the caller copies what it keeps.
+			return trimEnd(part), nil
+		}
 		line = append(line, part...)
 		if len(line) > MaxEvent+2 {
 			return nil, errLongLine
 		}
 		switch {
 		case err == nil:
-			return bytes.TrimRight(line, "\r\n"), nil
+			return trimEnd(line), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			return bytes.TrimRight(line, "\r\n"), nil
+			return trimEnd(line), nil
 		default:
 			return nil, err
 		}
@@ -239,4 +244,20 @@ func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
 	return n, err
+}
+
+// skipSpace is b after JSON's white space.
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	return b
+}
+
+// trimEnd is a line without its end, \n or \r\n (or a lone \r).
+func trimEnd(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
