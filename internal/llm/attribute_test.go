@@ -62,7 +62,7 @@ func TestARequestAloneIsMeasuredExactly(t *testing.T) {
 func TestOverlappingRequestsShareByTokensASecond(t *testing.T) {
 	tl := steady(func(int) float64 { return 10 })
 	rs := []Request{
-		request(1, 2, 4, 100, 21),   // prefill 100 tok/s, decode 10 tok/s
+		request(1, 2, 4, 100, 21),  // prefill 100 tok/s, decode 10 tok/s
 		request(3, 3.5, 6, 50, 26), // prefill 100 tok/s, decode 10 tok/s
 	}
 	attribute(rs, []*Timeline{tl})

@@ -33,14 +33,14 @@ func serveRaw(t *testing.T, body string) *Client {
 
 func TestTheTextOfAChunkIsFoundWhateverItsSpacing(t *testing.T) {
 	for data, want := range map[string]bool{
-		`{"choices":[{"delta":{"content":"Hi"}}]}`:                  true,
-		`{"choices": [{"delta": {"content": "Hi"}}]}`:               true,
-		`{"choices":[{"delta":{"content":""}}]}`:                    false,
-		`{"choices":[{"delta":{"content":null}}]}`:                  false,
-		`{"choices":[{"delta":{"role":"assistant"}}]}`:              false,
-		`{"choices":[{"text":" the"}]}`:                             true,
-		`{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`:       true,
-		`{"choices":[{"delta":{"content":"say \"content\":\"\""}}]}`: true,
+		`{"choices":[{"delta":{"content":"Hi"}}]}`:                    true,
+		`{"choices": [{"delta": {"content": "Hi"}}]}`:                 true,
+		`{"choices":[{"delta":{"content":""}}]}`:                      false,
+		`{"choices":[{"delta":{"content":null}}]}`:                    false,
+		`{"choices":[{"delta":{"role":"assistant"}}]}`:                false,
+		`{"choices":[{"text":" the"}]}`:                               true,
+		`{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`:         true,
+		`{"choices":[{"delta":{"content":"say \"content\":\"\""}}]}`:  true,
 		`{"choices":[{"delta":{"content":"", "x":"\"text\": \"y"}}]}`: false,
 	} {
 		if got := hasText([]byte(data)); got != want {
@@ -49,9 +49,9 @@ func TestTheTextOfAChunkIsFoundWhateverItsSpacing(t *testing.T) {
 	}
 	for data, want := range map[string]bool{
 		`{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":null}`: true,
-		`{"choices":[{"delta":{},"finish_reason":"stop"}]}`:                        false,
-		`{"choices":[],"usage":{"prompt_tokens":3}}`:                               false,
-		`{"error":{"message":"boom"}}`:                                             false,
+		`{"choices":[{"delta":{},"finish_reason":"stop"}]}`:                         false,
+		`{"choices":[],"usage":{"prompt_tokens":3}}`:                                false,
+		`{"error":{"message":"boom"}}`:                                              false,
 	} {
 		if got := plain([]byte(data)); got != want {
 			t.Errorf("plain(%s) = %v, want %v", data, got, want)
