@@ -63,7 +63,7 @@ func (rep *Report) phases() plot.Phases {
 	p := plot.Phases{Title: rep.headline(), Caption: rep.caption(n), Requests: marks}
 	for _, t := range rep.timelines {
 		var steps []plot.Step
-		for _, s := range t.steps(t0, t1) {
+		for _, s := range t.steps(t0, t1, rep.least()) {
 			steps = append(steps, plot.Step{Start: s[0], End: s[1], Watts: s[2]})
 		}
 		p.Series = append(p.Series, plot.NodeSeries{Name: t.Label, Windows: steps})
@@ -112,4 +112,9 @@ func (rep *Report) sourceName() string {
 		return strings.TrimSpace(src.HWModel + " " + src.Tool)
 	}
 	return ""
+}
+
+// least is the shortest step the picture draws: half the interval.
+func (rep *Report) least() time.Duration {
+	return time.Duration(float64(rep.IntervalSeconds) * 1e9 / 2)
 }

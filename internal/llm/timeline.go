@@ -124,16 +124,31 @@ func (t *Timeline) idle(from, to time.Time) []part {
 }
 
 // steps are the node's windows from t0 on (this Mac's clock), in seconds
-// from t0, for a picture.
-func (t *Timeline) steps(t0, t1 time.Time) [][3]float64 {
+// from t0, for a picture: each run of windows shorter than least merged
+// into one of their energy over their time. A window cut short at a
+// request's edge holds a few whole millijoules, whose rounding would
+// draw as a spike; merged, the energy drawn is the same.
+func (t *Timeline) steps(t0, t1 time.Time, least time.Duration) [][3]float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var s [][3]float64
-	for _, w := range t.windows {
+	var from time.Time
+	joules := 0.0
+	for i, w := range t.windows {
 		a, b := w.start.Add(-t.offset), w.end.Add(-t.offset)
-		if b.After(t0) && a.Before(t1) {
-			s = append(s, [3]float64{a.Sub(t0).Seconds(), b.Sub(t0).Seconds(), w.soc})
+		if !b.After(t0) || !a.Before(t1) {
+			continue
 		}
+		if joules == 0 && from.IsZero() {
+			from = a
+		}
+		joules += w.soc * w.end.Sub(w.start).Seconds()
+		gap := i+1 < len(t.windows) && t.windows[i+1].start.After(w.end)
+		if b.Sub(from) < least && !gap && i+1 < len(t.windows) {
+			continue
+		}
+		s = append(s, [3]float64{from.Sub(t0).Seconds(), b.Sub(t0).Seconds(), joules / b.Sub(from).Seconds()})
+		from, joules = time.Time{}, 0
 	}
 	return s
 }
