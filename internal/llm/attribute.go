@@ -34,6 +34,7 @@ func newRequest(i int, a Answer) Request {
 	if a.Usage {
 		p := a.PromptTokens
 		r.TokensFrom, r.PromptTokens, r.CompletionTokens = "usage", &p, a.CompletionTokens
+		r.CachedPromptTokens = min(max(a.CachedTokens, 0), p)
 	}
 	if a.Err != nil {
 		msg := a.Err.Error()
@@ -57,8 +58,8 @@ func (r *Request) phases() [2]span {
 func (r *Request) rates() [2]float64 {
 	ph := r.phases()
 	rate := [2]float64{math.NaN(), math.NaN()}
-	if s := ph[0].to.Sub(ph[0].from).Seconds(); s > 0 && r.PromptTokens != nil && *r.PromptTokens > 0 {
-		rate[0] = float64(*r.PromptTokens) / s
+	if s := ph[0].to.Sub(ph[0].from).Seconds(); s > 0 && r.processed() > 0 {
+		rate[0] = float64(r.processed()) / s
 	}
 	if s := ph[1].to.Sub(ph[1].from).Seconds(); s > 0 && r.CompletionTokens > 1 {
 		rate[1] = float64(r.CompletionTokens-1) / s
@@ -210,4 +211,13 @@ func sum(a, b Phase) Phase {
 		w.soc[k], w.system[k] = a.soc[k]+b.soc[k], a.system[k]+b.system[k]
 	}
 	return w
+}
+
+// processed are the prompt's tokens that the prefill processed: those
+// the server did not take from its cache; 0 when not known.
+func (r *Request) processed() int {
+	if r.PromptTokens == nil {
+		return 0
+	}
+	return *r.PromptTokens - r.CachedPromptTokens
 }

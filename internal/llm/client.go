@@ -168,7 +168,10 @@ type Answer struct {
 	// usage); Usage says it gave them.
 	PromptTokens, CompletionTokens int
 	Usage                          bool
-	FinishReason                   string
+	// CachedTokens are the prompt's tokens that the server took from its
+	// cache (usage.prompt_tokens_details.cached_tokens): not processed.
+	CachedTokens int
+	FinishReason string
 	// Done says the stream ended with data: [DONE].
 	Done bool
 	// Err is why the request failed; nil when it ended as it should.

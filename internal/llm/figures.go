@@ -36,7 +36,8 @@ type Figures struct {
 type Scope struct {
 	// JoulesPerOutputToken is the decode's energy over its tokens (those
 	// after the first); JoulesPerPromptToken the prefill's over the
-	// prompt's tokens; JoulesPerRequest both phases'.
+	// prompt's tokens it processed (not those the server had cached);
+	// JoulesPerRequest both phases'.
 	JoulesPerOutputToken *Spread `json:"joules_per_output_token"`
 	JoulesPerPromptToken *Spread `json:"joules_per_prompt_token"`
 	JoulesPerRequest     *Spread `json:"joules_per_request"`
@@ -103,8 +104,8 @@ func scope(rs []*Request, of scopeOf, node int, idle idlePower) *Scope {
 			netOut = append(netOut, (d-idle.watts*float64(r.Decode.AttributedSeconds))/float64(n))
 			outSecs = append(outSecs, float64(r.Decode.AttributedSeconds)/float64(n))
 		}
-		if r.PromptTokens != nil && *r.PromptTokens > 0 {
-			n := float64(*r.PromptTokens)
+		if r.processed() > 0 {
+			n := float64(r.processed())
 			prompt = append(prompt, p/n)
 			netPrompt = append(netPrompt, (p-idle.watts*float64(r.Prefill.AttributedSeconds))/n)
 			promptSecs = append(promptSecs, float64(r.Prefill.AttributedSeconds)/n)
@@ -151,8 +152,8 @@ func (res *Result) figures(b *Baseline, nodes []Node) *Figures {
 		if n := r.CompletionTokens - 1; n > 0 && r.Decode.Seconds > 0 {
 			outRate = append(outRate, float64(n)/float64(r.Decode.Seconds))
 		}
-		if r.PromptTokens != nil && r.Prefill.Seconds > 0 {
-			promptRate = append(promptRate, float64(*r.PromptTokens)/float64(r.Prefill.Seconds))
+		if r.processed() > 0 && r.Prefill.Seconds > 0 {
+			promptRate = append(promptRate, float64(r.processed())/float64(r.Prefill.Seconds))
 		}
 	}
 	f.Requests = len(ok)
@@ -285,7 +286,7 @@ func (res *Result) runTotals(b *Baseline) {
 // doubts are the warnings about a setting's figures.
 func (res *Result) doubts() []string {
 	var w []string
-	pieces, failed := 0, 0
+	pieces, failed, cached := 0, 0, 0
 	for _, r := range res.Requests {
 		switch {
 		case r.Error != nil:
@@ -294,9 +295,15 @@ func (res *Result) doubts() []string {
 		case r.TokensFrom == "pieces":
 			pieces++
 		}
+		if r.CachedPromptTokens > 0 {
+			cached++
+		}
 	}
 	if pieces > 0 {
 		w = append(w, fmt.Sprintf("the server gave no token counts (usage) for %s: their output tokens are the streamed pieces counted, which a server may group; prompt tokens are not known, so neither is J per prompt token", output.Count(pieces, "request")))
+	}
+	if cached > 0 {
+		w = append(w, fmt.Sprintf("the server took part of the prompt of %s from its cache: J per prompt token counts the tokens it processed, not those it cached; prompts that begin differently (as --prompt-tokens makes them) avoid it", output.Count(cached, "request")))
 	}
 	if failed > 0 {
 		w = append(w, fmt.Sprintf("%s of %d failed: they are in the requests, not in the figures", output.Count(failed, "request"), len(res.Requests)))

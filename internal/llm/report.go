@@ -95,11 +95,15 @@ type Request struct {
 	// PromptTokens and CompletionTokens are the server's usage, or the
 	// streamed pieces counted where it gave none (TokensFrom says
 	// which: "usage" or "pieces"); the prompt's is null then.
-	PromptTokens     *int   `json:"prompt_tokens"`
-	CompletionTokens int    `json:"completion_tokens"`
-	TokensFrom       string `json:"tokens_from"`
-	Pieces           int    `json:"pieces"`
-	FinishReason     string `json:"finish_reason"`
+	PromptTokens *int `json:"prompt_tokens"`
+	// CachedPromptTokens are those of the prompt the server took from its
+	// cache, as its usage says (0 where it says nothing): the prefill
+	// processed the rest, which J per prompt token counts.
+	CachedPromptTokens int    `json:"cached_prompt_tokens"`
+	CompletionTokens   int    `json:"completion_tokens"`
+	TokensFrom         string `json:"tokens_from"`
+	Pieces             int    `json:"pieces"`
+	FinishReason       string `json:"finish_reason"`
 	// Overlapped says another request was in flight during this one:
 	// its phases' energies are then estimates.
 	Overlapped bool `json:"overlapped"`

@@ -110,6 +110,9 @@ func (c *Client) event(data []byte, a *Answer, edges Edges) bool {
 	}
 	if ch.Usage != nil {
 		a.Usage, a.PromptTokens, a.CompletionTokens = true, ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+		if d := ch.Usage.PromptTokensDetails; d != nil {
+			a.CachedTokens = d.CachedTokens
+		}
 	}
 	return false
 }
@@ -153,8 +156,11 @@ func (c choice) text() bool {
 }
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // plain says a chunk, valid JSON, has no usage, no finish_reason and no
