@@ -24,7 +24,8 @@ import (
 // powermetrics and the scripts' helpers, by the name it is run under.
 // Run as exopower with EXOPOWER_FAKE_IOREPORT set, it reads the fake
 // IOReport (over FAKEPM_PROFILE, by default the fake powermetrics's square
-// wave, as FAKEPM_IOREPORT says) for --source ioreport.
+// wave, with the spans of FAKEPM_OVERRIDES, as FAKEPM_IOREPORT says) for
+// --source ioreport.
 func TestMain(m *testing.M) {
 	if os.Getenv("EXOPOWER_FAKE_IOREPORT") != "" {
 		openIOReport = func() (ioreport.Library, error) {
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				return nil, err
 			}
-			return fakepm.NewIOReport(prof, os.Getenv("FAKEPM_IOREPORT"), nil), nil
+			live := fakepm.LivePower{Profile: prof, Overrides: os.Getenv(fakepm.OverridesEnv)}
+			return fakepm.NewLiveIOReport(live, os.Getenv("FAKEPM_IOREPORT"), nil), nil
 		}
 	}
 	testscript.Main(plainFake{m}, map[string]func(){

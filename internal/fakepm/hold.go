@@ -17,11 +17,11 @@ import (
 const Late = 40 * time.Millisecond
 
 // CheckEnergy holds a meter's energy over [from, to], as exopower writes
-// it, to the profile's: total, CPU, GPU and ANE each within pct percent,
+// it, to the truth's (a Profile, or a Power with overrides): total, CPU, GPU and ANE each within pct percent,
 // allowing the meter's timeline to trail the fake's clock by up to Late.
 // It returns a line saying how near it came, and a line for each
 // component further off than pct.
-func CheckEnergy(what string, read wire.Components, p Profile, from, to time.Time, pct float64) (string, []string) {
+func CheckEnergy(what string, read wire.Components, p Truth, from, to time.Time, pct float64) (string, []string) {
 	total, got := float64(read.Total), Watts{float64(read.CPU), float64(read.GPU), float64(read.ANE)}
 	truth, late := p.EnergyLate(from, to, Late, got)
 	worst, errs := 0.0, []string(nil)
@@ -39,7 +39,7 @@ func CheckEnergy(what string, read wire.Components, p Profile, from, to time.Tim
 }
 
 // HoldEnergy is CheckEnergy in a test.
-func HoldEnergy(t testing.TB, what string, read wire.Components, p Profile, from, to time.Time, pct float64) {
+func HoldEnergy(t testing.TB, what string, read wire.Components, p Truth, from, to time.Time, pct float64) {
 	t.Helper()
 	near, errs := CheckEnergy(what, read, p, from, to, pct)
 	for _, e := range errs {

@@ -2,6 +2,7 @@ package fakepm
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 )
 
 // The fake IOReport: a Library whose counters are the exact integral of
-// a Profile since it was opened, each cut to its channel's unit as
+// a Profile (with its overrides, when it has them) since it was opened, each cut to its channel's unit as
 // IOReport's are, and whose SMC reads the fake system's power at that
 // instant. exopower's --source ioreport runs end to end over it on Linux.
 
@@ -65,7 +66,7 @@ var FakeChannels = []ioreport.Channel{
 
 // IOReport is the fake Library.
 type IOReport struct {
-	prof Profile
+	live LivePower
 	mode string
 	back int // reads after which the counters reset; 0: never
 	// zeroEvery makes every so many reads' CPU counter 0, as the binding
@@ -91,10 +92,16 @@ type IOReport struct {
 // counted behind it); "cpu-jump-at=N" makes the CPU's counter jump by
 // 1e15 J at read N and go on from there.
 func NewIOReport(prof Profile, mode string, now func() time.Time) *IOReport {
+	return NewLiveIOReport(LivePower{Profile: prof}, mode, now)
+}
+
+// NewLiveIOReport is NewIOReport over a profile with an overrides file,
+// which each Read reads again.
+func NewLiveIOReport(live LivePower, mode string, now func() time.Time) *IOReport {
 	if now == nil {
 		now = time.Now
 	}
-	f := &IOReport{prof: prof, mode: mode, origin: now(), now: now}
+	f := &IOReport{live: live, mode: mode, origin: now(), now: now}
 	if n, ok := strings.CutPrefix(mode, "back-after="); ok {
 		f.back, _ = strconv.Atoi(n)
 	}
@@ -118,14 +125,21 @@ func (f *IOReport) Read(values []int64) error {
 	if f.closed {
 		return errors.New("fake IOReport: read after close")
 	}
+	now := f.now()
+	// The overrides are read after the clock, so that every span written
+	// before now counts.
+	power, err := f.live.Read()
+	if err != nil {
+		return fmt.Errorf("fake IOReport: %w", err)
+	}
 	f.reads++
-	t := f.now()
+	t := now
 	if f.mode == "batched" {
 		// The mJ counters as of the last whole 2 s since the origin.
 		t = f.origin.Add(t.Sub(f.origin).Truncate(2 * time.Second))
 	}
-	e := f.prof.Energy(f.origin, f.now())
-	eb := f.prof.Energy(f.origin, t)
+	e := power.Energy(f.origin, now)
+	eb := power.Energy(f.origin, t)
 	dram := DRAMWatts * t.Sub(f.origin).Seconds()
 	if f.back > 0 && f.reads > f.back {
 		// Reset, as on a reboot of the counters: from 0 again.

@@ -22,6 +22,9 @@ the -f plist format with the power of a known profile.
 
 Environment:
   FAKEPM_PROFILE   power profile (default "` + DefaultProfile + `")
+  FAKEPM_OVERRIDES file of spans at other powers, read again for each
+                   window: lines of FROM_UNIX_NS TO_UNIX_NS cpu,gpu,ane
+                   (the later line wins where spans overlap)
   FAKEPM_LAYOUT    cluster layout: m1, pro or ultra (default m1)
   FAKEPM_INDENT    1: indent the XML
   FAKEPM_SEED      seed of the uneven window lengths (default 1)
@@ -140,7 +143,13 @@ func newFake(fl flags, stdout io.Writer, getenv func(string) string) (*fake, err
 		f.samplers[strings.TrimSpace(s)] = true
 	}
 	var err error
-	if f.profile, err = ParseProfile(or(getenv("FAKEPM_PROFILE"), DefaultProfile)); err != nil {
+	if f.live.Profile, err = ParseProfile(or(getenv("FAKEPM_PROFILE"), DefaultProfile)); err != nil {
+		return nil, err
+	}
+	f.live.Overrides = getenv(OverridesEnv)
+	// A file that cannot be read is refused at the start, not after the
+	// first window.
+	if f.power, err = f.live.Read(); err != nil {
 		return nil, err
 	}
 	if name := getenv("FAKEPM_LAYOUT"); name != "" {
@@ -166,13 +175,16 @@ func or(s, def string) string {
 }
 
 type fake struct {
-	out       io.Writer
-	interval  time.Duration
-	count     int
-	samplers  map[string]bool
-	layout    Layout
-	indent    bool
-	profile   Profile
+	out      io.Writer
+	interval time.Duration
+	count    int
+	samplers map[string]bool
+	layout   Layout
+	indent   bool
+	// live is the power over time; power is it as of the last window
+	// written.
+	live      LivePower
+	power     Power
 	rng       *rand.Rand
 	written   int
 	buf       []byte
@@ -226,10 +238,12 @@ func (f *fake) modes(s string) error {
 
 // windowLength returns the next window's length: a little longer than the
 // interval, as real windows are, uneven, and shorter while power is high,
-// so that a meter cannot get away with assuming even windows.
+// so that a meter cannot get away with assuming even windows. The power
+// is as of the last window written: a span added since then changes the
+// energy of the next window, not its length.
 func (f *fake) windowLength(at time.Time) time.Duration {
 	k := 1.08 * (0.8 + 0.4*f.rng.Float64())
-	if f.profile.At(at).Total() > 20 {
+	if f.power.At(at).Total() > 20 {
 		k *= 0.6
 	}
 	return time.Duration(float64(f.interval) * k)
@@ -238,15 +252,22 @@ func (f *fake) windowLength(at time.Time) time.Duration {
 // emit writes the document of the window [from, to]. It reports whether
 // the fake should go on.
 func (f *fake) emit(from, to time.Time, elapsed time.Duration, stderr io.Writer) (bool, int) {
+	// The overrides are read once the window has closed, so that a span
+	// added during the window counts.
+	var err error
+	if f.power, err = f.live.Read(); err != nil {
+		fmt.Fprintln(stderr, "fake powermetrics:", err)
+		return false, 1
+	}
 	d := Document{
 		Elapsed:   elapsed,
 		Timestamp: to,
-		Energy:    f.profile.Energy(from, to),
+		Energy:    f.power.Energy(from, to),
 		Layout:    f.layout,
 		OSBuild:   "23E224",
 		Samplers:  f.samplers,
 		Indent:    f.indent,
-		GPUIdle:   1 - math.Min(1, f.profile.At(from)[1]/10),
+		GPUIdle:   1 - math.Min(1, f.power.At(from)[1]/10),
 	}
 	if f.written%4 == 3 {
 		d.GPUIdle = math.NaN()

@@ -156,6 +156,23 @@ func (p Profile) Energy(from, to time.Time) Watts {
 // early by any amount, or late by more than most, gets no nearer truth
 // than the energy at one of the ends of that range.
 func (p Profile) EnergyLate(from, to time.Time, most time.Duration, got Watts) (Watts, time.Duration) {
+	return energyLate(p, from, to, most, got)
+}
+
+// Truth is the true power that a meter is held to: a Profile, or a Power,
+// which applies overrides to one.
+type Truth interface {
+	Energy(from, to time.Time) Watts
+	EnergyLate(from, to time.Time, most time.Duration, got Watts) (Watts, time.Duration)
+}
+
+// integral is any power whose exact energy is known.
+type integral interface {
+	Energy(from, to time.Time) Watts
+}
+
+// energyLate is EnergyLate over any power whose exact energy is known.
+func energyLate(p integral, from, to time.Time, most time.Duration, got Watts) (Watts, time.Duration) {
 	best, bestD, bestErr := Watts{}, time.Duration(0), math.Inf(1)
 	for d := time.Duration(0); d <= most; d += time.Millisecond {
 		e := p.Energy(from.Add(-d), to.Add(-d))
