@@ -67,6 +67,8 @@ func (c *Client) ended(ctx context.Context, a *Answer, err error) {
 		a.Warnings = append(a.Warnings, "the stream ended without data: [DONE]")
 	case errors.Is(err, io.EOF):
 		a.Err = errors.New("the stream ended before its last chunk (no finish_reason, no data: [DONE])")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		a.Err = errors.New("the stream ended before its last chunk: the server closed the connection mid-answer")
 	default:
 		a.Err = fmt.Errorf("reading the stream: %w", err)
 	}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/fakellm"
+	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/llm"
+)
+
+// The fake model server's pace and power: the idle Mac at idleProfile,
+// each served request's prefill and decode at their own powers, which
+// the fake powermetrics reads from the same overrides file.
+const idleProfile = "0=2,0.5,0.1"
+
+var idleWatts = fakepm.Watts{2, 0.5, 0.1}
+
+func modelServer(t *testing.T, dir string, change func(*fakellm.Config)) (*fakellm.Server, string, fakellm.Config) {
+	t.Helper()
+	cfg := fakellm.Config{Period: 600 * time.Millisecond, Prefill: 150 * time.Millisecond, Decode: 300 * time.Millisecond, Tokens: 16,
+		PrefillWatts: fakepm.Watts{20, 4, 1}, DecodeWatts: fakepm.Watts{9, 6, 0.5}, Overrides: filepath.Join(dir, "overrides"),
+		Models: []string{"tiny"}}
+	if change != nil {
+		change(&cfg)
+	}
+	srv := fakellm.NewHandler(cfg)
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return srv, url, cfg
+}
+
+// llmJSON runs exopower llm --json over the fake powermetrics, reading
+// the overrides at path, and returns its report, stderr and status.
+func llmJSON(t *testing.T, overrides string, env []string, args ...string) (*llm.Report, string, int) {
+	t.Helper()
+	cmd, dir := exopowerCmd(t, append([]string{"llm", "--json"}, args...)...)
+	cmd.Env = append(cmd.Env, append([]string{"FAKEPM_PROFILE=" + idleProfile, fakepm.OverridesEnv + "=" + overrides}, env...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := exitCode(t, err)
+	// A run refused before the source started has no powermetrics to end.
+	if pidfile := filepath.Join(dir, "powermetrics.pid"); fileExists(pidfile) {
+		if err := fakepm.Gone(pidfile); err != nil {
+			t.Error(err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, stderr.String(), code
+	}
+	var rep llm.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v in %s (stderr %s)", err, out, stderr.String())
+	}
+	return &rep, stderr.String(), code
+}
+
+func phaseTruth(t *testing.T, overrides string) fakepm.Power {
+	t.Helper()
+	prof, err := fakepm.ParseProfile(idleProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := fakepm.ReadOverrides(overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakepm.Power{Profile: prof, Overrides: o}
+}
+
+func requestEdges(t *testing.T, q llm.Request) (sent, first, last time.Time) {
+	t.Helper()
+	sent, err := time.Parse(time.RFC3339Nano, q.StartedAt)
+	if err != nil || q.FirstTokenSeconds == nil {
+		t.Fatalf("request %d: started_at %q, first token %v (%v)", q.Index, q.StartedAt, q.FirstTokenSeconds, q.Error)
+	}
+	at := func(s float64) time.Time { return sent.Add(time.Duration(s * 1e9)) }
+	return sent, at(float64(*q.FirstTokenSeconds)), at(float64(*q.LastTokenSeconds))
+}
+
+// One request at a time: each phase's energy is the exact integral of
+// the fake's power between the request's edges, and the net figures are
+// the fake's known joules per token, within 1 %.
+func TestLLMJoulesPerTokenOfEachPhase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, url, cfg := modelServer(t, dir, nil)
+	rep, stderr, code := llmJSON(t, cfg.Overrides, []string{"OPENAI_API_KEY=sk-test-secret"},
+		"-r", "4", "--baseline", "1s", "-i", "50ms", "--max-tokens", "16", "--prompt-tokens", "64", "--seed", "7", "--temperature", "0.5", url)
+	if code != 0 || rep == nil || len(rep.Results) != 1 {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	res := rep.Results[0]
+	if res.Attribution != "measured" || len(res.Requests) != 4 || res.Figures.Requests != 4 || !rep.Complete {
+		t.Fatalf("result %+v", res)
+	}
+	power := phaseTruth(t, cfg.Overrides)
+	for _, q := range res.Requests {
+		sent, first, last := requestEdges(t, q)
+		within(t, "prefill", float64(q.Prefill.EnergyJoules), power.Energy(sent, first).Total(), 1)
+		within(t, "decode", float64(q.Decode.EnergyJoules), power.Energy(first, last).Total(), 1)
+		if q.Overlapped || q.TokensFrom != "usage" || q.CompletionTokens != 16 || q.PromptTokens == nil || *q.PromptTokens != 64 {
+			t.Errorf("request %d: overlapped %v, tokens from %s, %d out, %v in", q.Index, q.Overlapped, q.TokensFrom, q.CompletionTokens, q.PromptTokens)
+		}
+	}
+	soc := res.Figures.SoC
+	within(t, "net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 1)
+	within(t, "net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/64, 1)
+	within(t, "idle power", float64(rep.Baseline.PowerWatts), idleWatts.Total(), 0.5)
+	var seen []fakellm.Seen
+	for _, s := range srv.Requests() {
+		if s.Path == "/v1/chat/completions" {
+			seen = append(seen, s)
+		}
+	}
+	if len(seen) != 5 { // the warmup and four measured
+		t.Fatalf("the server saw %d requests", len(seen))
+	}
+	for _, s := range seen {
+		if s.Model != "tiny" || !s.Stream || !s.IncludeUsage || s.MaxTokens == nil || *s.MaxTokens != 16 || s.Seed == nil || *s.Seed != 7 ||
+			s.Temperature == nil || *s.Temperature != 0.5 || s.Authorization != "Bearer sk-test-secret" {
+			t.Errorf("the server saw %+v", s)
+		}
+	}
+	out, _ := json.Marshal(rep)
+	if strings.Contains(string(out)+stderr, "sk-test-secret") {
+		t.Error("the key was written out")
+	}
+}
+
+// Three requests in flight: the run's energy is exact, the requests'
+// shares are said to be estimates, and their nets add up to the net of
+// the phases the server ran.
+func TestLLMConcurrencyKeepsTheRunExactAndSaysWhatIsEstimated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, url, cfg := modelServer(t, dir, nil)
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "6", "-c", "3", "-w", "0", "--baseline", "1s", "-i", "50ms", "--max-tokens", "16", "--prompt-tokens", "32", url)
+	if code != 0 || rep == nil {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	res := rep.Results[0]
+	if res.Attribution != "estimated" || !strings.Contains(strings.Join(res.Warnings, "\n"), "requests overlapped") {
+		t.Errorf("attribution %q, warnings %q", res.Attribution, res.Warnings)
+	}
+	power := phaseTruth(t, cfg.Overrides)
+	sum := res.Run.Summary
+	from, to := spanOf(t, sum.StartedAt, float64(sum.DurationSeconds))
+	within(t, "the run's energy", float64(sum.EnergyJoules.Total), power.Energy(from, to).Total(), 1)
+	var nets float64
+	for _, q := range res.Requests {
+		nets += float64(*q.Whole.NetEnergyJoules)
+	}
+	within(t, "the requests' nets, summed", nets, 6*(cfg.NetPrefillJoules(idleWatts)+cfg.NetDecodeJoules(idleWatts)), 1)
+	if res.Run.CompletionTokens != 6*16 || res.Run.JoulesPerOutputToken == nil {
+		t.Errorf("run %+v", res.Run)
+	}
+}
+
+// What a server does wrong is said, with its own message, and every
+// request measured is kept.
+func TestLLMWhatAServerDoesWrong(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fault, stall string
+		code         int
+		want         string
+	}{
+		{"status=500", "", 125, "fake failure 500"},
+		{"no-usage", "", 0, "gave no token counts"},
+		{"no-done", "", 0, "without data: [DONE]"},
+		{"stall-after=2", "300ms", 125, "the server sent nothing for 300ms"},
+		{"malformed", "", 125, "an event that is not JSON"},
+		{"huge", "", 125, "over 1024 KiB"},
+		{"drop-after=3", "", 125, "ended before its last chunk"},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+				cfg.Fault, cfg.Period, cfg.Prefill, cfg.Decode = c.fault, 200*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond
+			})
+			args := []string{"-r", "2", "-w", "0", "--baseline", "0", "--style", "basic", url}
+			if c.stall != "" {
+				args = append([]string{"--stall", c.stall}, args...)
+			}
+			rep, stderr, code := llmJSON(t, cfg.Overrides, nil, args...)
+			if code != c.code || rep == nil || len(rep.Results[0].Requests) != 2 {
+				t.Fatalf("status %d (want %d), report %v, stderr %s", code, c.code, rep != nil, stderr)
+			}
+			text := stderr + strings.Join(rep.Results[0].Warnings, "\n")
+			for _, q := range rep.Results[0].Requests {
+				text += strings.Join(q.Warnings, "\n")
+				if q.Error != nil {
+					text += *q.Error
+				}
+			}
+			if !strings.Contains(text, c.want) {
+				t.Errorf("no %q in %s", c.want, text)
+			}
+		})
+	}
+}
+
+// The key goes to the server it was given for and nowhere else: a
+// redirect is named, not followed; a wrong key and a server that does
+// not answer are said before anything is measured.
+func TestLLMKeyAndReach(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	other, otherURL, _ := modelServer(t, t.TempDir(), nil)
+	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) { cfg.Fault, cfg.RedirectTo = "redirect", otherURL })
+	key := []string{"OPENAI_API_KEY=sk-secret-1"}
+	rep, stderr, code := llmJSON(t, cfg.Overrides, key, "-r", "1", "-w", "0", "--baseline", "0", url)
+	if code != 125 || rep == nil || !strings.Contains(*rep.Results[0].Requests[0].Error, "follows no redirect") || len(other.Requests()) != 0 {
+		t.Errorf("redirect: status %d, stderr %s, the other server saw %d requests", code, stderr, len(other.Requests()))
+	}
+	_, locked, _ := modelServer(t, t.TempDir(), func(cfg *fakellm.Config) { cfg.APIKey = "sk-right" })
+	_, stderr, code = llmJSON(t, cfg.Overrides, key, "-r", "1", locked)
+	if code != 125 || !strings.Contains(stderr, "Incorrect API key") || !strings.Contains(stderr, "OPENAI_API_KEY") || strings.Contains(stderr, "sk-secret-1") {
+		t.Errorf("wrong key: status %d, stderr %s", code, stderr)
+	}
+	_, stderr, code = llmJSON(t, cfg.Overrides, nil, "-r", "1", "http://127.0.0.1:1")
+	if code != 125 || !strings.Contains(stderr, "does not answer") {
+		t.Errorf("no server: status %d, stderr %s", code, stderr)
+	}
+}
+
+// The exports: a CSV row per setting and per request, a Markdown table
+// and a picture, all of the same report.
+func TestLLMExports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+		cfg.Period, cfg.Prefill, cfg.Decode = 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond
+	})
+	files := map[string]string{}
+	for _, f := range []string{"set.csv", "req.csv", "t.md", "p.png"} {
+		files[f] = filepath.Join(dir, f)
+	}
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "2", "-c", "1,2", "-w", "0", "--baseline", "300ms",
+		"--export-csv", files["set.csv"], "--export-requests", files["req.csv"], "--export-markdown", files["t.md"], "--plot", files["p.png"], url)
+	if code != 0 || len(rep.Results) != 2 {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	if rows := strings.Split(strings.TrimSpace(readFile(t, files["set.csv"])), "\n"); len(rows) != 3 || !strings.HasPrefix(rows[1], "tiny,1,2,0,measured,") || !strings.HasPrefix(rows[2], "tiny,2,2,0,estimated,") {
+		t.Errorf("settings CSV %q", rows)
+	}
+	if rows := strings.Split(strings.TrimSpace(readFile(t, files["req.csv"])), "\n"); len(rows) != 5 {
+		t.Errorf("requests CSV %q", rows)
+	}
+	if md := readFile(t, files["t.md"]); !strings.Contains(md, "| `tiny` | 2 | 2 |") || !strings.Contains(md, "net of idle") {
+		t.Errorf("markdown %s", md)
+	}
+	if b, err := os.ReadFile(files["p.png"]); err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
+		t.Errorf("picture: %d bytes, %v", len(b), err)
+	}
+	if math.IsNaN(float64(rep.Results[1].Figures.SoC.JoulesPerRequest.Mean)) {
+		t.Error("no figures at concurrency 2")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
