@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,4 +273,41 @@ func TestLLMExports(t *testing.T) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// Ctrl-C ends the requests in flight: what was measured is reported,
+// the status is 128 + SIGINT, and nothing is left running.
+func TestLLMInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+		cfg.Period, cfg.Prefill, cfg.Decode = 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond
+	})
+	cmd, pmdir := exopowerCmd(t, "llm", "--json", "-r", "100", "-c", "2", "-w", "0", "--baseline", "200ms", url)
+	cmd.Env = append(cmd.Env, "FAKEPM_PROFILE="+idleProfile, fakepm.OverridesEnv+"="+cfg.Overrides)
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for served := 0; served < 4; time.Sleep(20 * time.Millisecond) {
+		served = 0
+		for _, s := range srv.Requests() {
+			if !s.LastToken.IsZero() {
+				served++
+			}
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	code := exitCode(t, cmd.Wait())
+	var rep llm.Report
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+		t.Fatalf("status %d: %v in %q", code, err, out.String())
+	}
+	if code != 130 || rep.Complete || len(rep.Results) != 1 || rep.Results[0].Figures.Requests < 2 || !strings.Contains(strings.Join(rep.Results[0].Warnings, "\n"), "interrupted") {
+		t.Errorf("status %d, complete %v, results %s", code, rep.Complete, out.String())
+	}
+	if err := fakepm.Gone(filepath.Join(pmdir, "powermetrics.pid")); err != nil {
+		t.Error(err)
+	}
 }

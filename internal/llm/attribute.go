@@ -121,6 +121,11 @@ func attribute(rs []Request, tls []*Timeline) {
 		for p := range 2 {
 			rs[i].phase(p).coverage(tls, rs[i].phases()[p])
 		}
+		// A phase of no time (one token, or none) measures nothing, and
+		// says of the system's scope what the other phase says.
+		if rs[i].Decode.Seconds == 0 {
+			rs[i].Decode.hasSystem = rs[i].Prefill.hasSystem
+		}
 		rs[i].Whole = sum(rs[i].Prefill, rs[i].Decode)
 	}
 }

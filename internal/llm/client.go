@@ -194,6 +194,9 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// ErrInterrupted is a request that a signal cut short.
+var ErrInterrupted = errors.New("interrupted before its end")
+
 // ErrStall is a server that sent nothing for the stall bound.
 var ErrStall = errors.New("the server sent nothing")
 
@@ -228,6 +231,9 @@ func (c *Client) Do(ctx context.Context, model string, p Prompt, edges Edges) An
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		a.Err = c.failed(ctx, err)
+		if errors.Is(context.Cause(ctx), context.Canceled) {
+			a.Err = ErrInterrupted
+		}
 		a.Ended = time.Now()
 		return a
 	}

@@ -286,9 +286,12 @@ func (res *Result) runTotals(b *Baseline) {
 // doubts are the warnings about a setting's figures.
 func (res *Result) doubts() []string {
 	var w []string
-	pieces, failed, cached := 0, 0, 0
+	pieces, failed, cached, cut := 0, 0, 0, 0
 	for _, r := range res.Requests {
 		switch {
+		case r.Error != nil && *r.Error == ErrInterrupted.Error():
+			cut++
+			continue
 		case r.Error != nil:
 			failed++
 			continue
@@ -304,6 +307,9 @@ func (res *Result) doubts() []string {
 	}
 	if cached > 0 {
 		w = append(w, fmt.Sprintf("the server took part of the prompt of %s from its cache: J per prompt token counts the tokens it processed, not those it cached; prompts that begin differently (as --prompt-tokens makes them) avoid it", output.Count(cached, "request")))
+	}
+	if cut > 0 {
+		w = append(w, fmt.Sprintf("%s cut short by the interrupt: in the requests, not in the figures", output.Count(cut, "request")))
 	}
 	if failed > 0 {
 		w = append(w, fmt.Sprintf("%s of %d failed: they are in the requests, not in the figures", output.Count(failed, "request"), len(res.Requests)))

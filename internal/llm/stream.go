@@ -61,6 +61,8 @@ func (c *Client) ended(ctx context.Context, a *Answer, err error) {
 		a.Err = fmt.Errorf("an answer over %d MiB: exopower reads at most that much of one request", MaxResponse>>20)
 	case errors.Is(err, errLongLine):
 		a.Err = fmt.Errorf("a line over %d KiB: not a stream of chunks", MaxEvent>>10)
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled):
+		a.Err = ErrInterrupted
 	case ctx.Err() != nil:
 		a.Err = c.failed(ctx, ctx.Err())
 	case errors.Is(err, io.EOF) && a.FinishReason != "":
