@@ -304,7 +304,7 @@ func TestLLMInterrupted(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
 		t.Fatalf("status %d: %v in %q", code, err, out.String())
 	}
-	if code != 130 || rep.Complete || len(rep.Results) != 1 || rep.Results[0].Figures.Requests < 2 || !strings.Contains(strings.Join(rep.Results[0].Warnings, "\n"), "interrupted") {
+	if code != 130 || rep.Complete || len(rep.Results) != 1 || rep.Results[0].Figures.Requests < 2 || !strings.Contains(strings.Join(rep.Results[0].Warnings, "\n"), "cut short by the interrupt") {
 		t.Errorf("status %d, complete %v, results %s", code, rep.Complete, out.String())
 	}
 	if err := fakepm.Gone(filepath.Join(pmdir, "powermetrics.pid")); err != nil {
