@@ -13,6 +13,7 @@ import (
 	"github.com/exopower/exopower/internal/fakellm"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/llm"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // The fake model server's pace and power: the idle Mac at idleProfile,
@@ -310,4 +311,52 @@ func TestLLMInterrupted(t *testing.T) {
 	if err := fakepm.Gone(filepath.Join(pmdir, "powermetrics.pid")); err != nil {
 		t.Error(err)
 	}
+}
+
+// Over two Macs whose power both step with the server's phases (a model
+// split across them): each node's part of each phase, and the cluster's
+// sum, against the exact joules; the run's span exact on both.
+func TestLLMOverTwoNodes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, url, cfg := modelServer(t, dir, nil)
+	env := []string{fakepm.OverridesEnv + "=" + cfg.Overrides}
+	nodes := []*served{
+		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac1"),
+		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac2"),
+	}
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "--node", nodes[0].url, "--node", nodes[1].url, "-r", "3", "--baseline", "1s", "-i", "20ms", url)
+	if code != 0 || rep == nil || len(rep.Nodes) != 2 || rep.Baseline == nil || len(rep.Baseline.Nodes) != 2 {
+		t.Fatalf("status %d, report %+v, stderr %s", code, rep, stderr)
+	}
+	res := rep.Results[0]
+	if len(res.Figures.Nodes) != 2 || res.Run.Summary == nil || len(res.Run.Summary.Nodes) != 2 {
+		t.Fatalf("figures %+v, run %+v", res.Figures, res.Run)
+	}
+	power := phaseTruth(t, cfg.Overrides)
+	for _, q := range res.Requests {
+		sent, first, last := requestEdges(t, q)
+		if len(q.Prefill.Nodes) != 2 {
+			t.Fatalf("request %d: %d nodes", q.Index, len(q.Prefill.Nodes))
+		}
+		within(t, "prefill on mac1", float64(q.Prefill.Nodes[0].EnergyJoules), power.Energy(sent, first).Total(), 2)
+		within(t, "decode on mac2", float64(q.Decode.Nodes[1].EnergyJoules), power.Energy(first, last).Total(), 2)
+		within(t, "prefill, summed", float64(q.Prefill.EnergyJoules), 2*power.Energy(sent, first).Total(), 2)
+	}
+	within(t, "net J per output token, cluster", float64(res.Figures.SoC.NetJoulesPerOutputToken.Mean), 2*cfg.NetDecodeJoules(idleWatts)/15, 2)
+	for _, ns := range res.Run.Summary.Nodes {
+		within(t, "the run on "+ns.Node, float64(ns.EnergyJoules.Total), nodeSpanTruth(t, power, ns), 1)
+	}
+}
+
+// nodeSpanTruth is the fake's exact energy over a node's span, by its
+// own clock (the same machine's here).
+func nodeSpanTruth(t *testing.T, p fakepm.Power, ns wire.NodeSummary) float64 {
+	t.Helper()
+	start, err1 := time.Parse(time.RFC3339Nano, ns.StartedAt)
+	end, err2 := time.Parse(time.RFC3339Nano, ns.EndedAt)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("node %s: started_at %q, ended_at %q", ns.Node, ns.StartedAt, ns.EndedAt)
+	}
+	return p.Energy(start, end).Total()
 }
