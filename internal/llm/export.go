@@ -19,7 +19,7 @@ var settingColumns = []string{"model", "concurrency", "requests", "failed", "att
 	"joules_per_request", "joules_per_request_stddev", "net_joules_per_request", "net_joules_per_request_stddev",
 	"avg_power_watts", "system_joules_per_output_token", "system_net_joules_per_output_token", "system_joules_per_prompt_token",
 	"system_net_joules_per_prompt_token", "system_joules_per_request", "time_to_first_token_seconds", "time_to_first_token_seconds_stddev",
-	"output_tokens_per_second", "output_tokens_per_second_stddev", "run_energy_joules", "run_net_energy_joules", "run_joules_per_output_token",
+	"output_tokens_per_second", "output_tokens_per_second_stddev", "run_energy_joules", "run_net_energy_joules", "run_joules_per_output_token", "run_net_joules_per_output_token",
 	"run_completion_tokens", "run_seconds"}
 
 // WriteCSV writes a row per setting.
@@ -60,9 +60,9 @@ func settingRow(r Result) []string {
 	row = append(row, meanSD(f.OutputTokensPerSecond)...)
 	if run := r.Run; run != nil && run.Summary != nil {
 		e := run.Summary.EnergyJoules.Total
-		row = append(row, cell(&e), cell(run.NetEnergyJoules), cell(run.JoulesPerOutputToken), strconv.Itoa(run.CompletionTokens), cell(&run.Summary.DurationSeconds))
+		row = append(row, cell(&e), cell(run.NetEnergyJoules), cell(run.JoulesPerOutputToken), cell(run.NetJoulesPerOutputToken), strconv.Itoa(run.CompletionTokens), cell(&run.Summary.DurationSeconds))
 	} else {
-		row = append(row, "", "", "", "", "")
+		row = append(row, "", "", "", "", "", "")
 	}
 	return row
 }
@@ -128,7 +128,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		kind = "net of idle"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Run mJ/output token (exact) |\n", kind, kind, kind)
+	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Whole run mJ/output token (%s, exact) |\n", kind, kind, kind, kind)
 	b.WriteString("|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Results {
 		f := r.Figures
@@ -141,7 +141,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 			out, prompt, req = f.SoC.NetJoulesPerOutputToken, f.SoC.NetJoulesPerPromptToken, f.SoC.NetJoulesPerRequest
 		}
 		runJ := ""
-		if r.Run != nil {
+		if r.Run != nil && net {
+			runJ = format(scaled(r.Run.NetJoulesPerOutputToken, 1000))
+		} else if r.Run != nil {
 			runJ = format(scaled(r.Run.JoulesPerOutputToken, 1000))
 		}
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.Model, r.Concurrency, f.Requests,

@@ -258,27 +258,30 @@ func (res *Result) runTotals(b *Baseline) {
 		}
 	}
 	secs := float64(run.Summary.DurationSeconds)
-	e := float64(run.Summary.EnergyJoules.Total)
-	sys := run.Summary.EnergyJoules.System
 	run.NetEnergyJoules, run.NetSystemEnergyJoules, run.NetEnergyUncertaintyJoules = nil, nil, nil
+	run.JoulesPerOutputToken, run.NetJoulesPerOutputToken, run.OutputTokensPerSecond = nil, nil, nil
+	run.SystemJoulesPerOutputToken, run.NetSystemJoulesPerOutputToken = nil, nil
+	n := float64(run.CompletionTokens)
+	per := func(j float64) *wire.Num {
+		if n > 0 {
+			return num(j / n)
+		}
+		return nil
+	}
+	e := float64(run.Summary.EnergyJoules.Total)
+	run.JoulesPerOutputToken = per(e)
 	if i := b.soc(-1); i.ok {
-		e -= i.watts * secs
-		run.NetEnergyJoules, run.NetEnergyUncertaintyJoules = num(e), num(i.se*secs)
+		run.NetEnergyJoules, run.NetEnergyUncertaintyJoules = num(e-i.watts*secs), num(i.se*secs)
+		run.NetJoulesPerOutputToken = per(e - i.watts*secs)
 	}
-	var se float64
-	if sys != nil {
-		se = float64(*sys)
+	if sys := run.Summary.EnergyJoules.System; sys != nil {
+		run.SystemJoulesPerOutputToken = per(float64(*sys))
 		if i := b.system(-1); i.ok {
-			se -= i.watts * secs
-			run.NetSystemEnergyJoules = num(se)
+			run.NetSystemEnergyJoules = num(float64(*sys) - i.watts*secs)
+			run.NetSystemJoulesPerOutputToken = per(float64(*sys) - i.watts*secs)
 		}
 	}
-	run.JoulesPerOutputToken, run.SystemJoulesPerOutputToken, run.OutputTokensPerSecond = nil, nil, nil
-	if n := float64(run.CompletionTokens); n > 0 {
-		run.JoulesPerOutputToken = num(e / n)
-		if sys != nil {
-			run.SystemJoulesPerOutputToken = num(se / n)
-		}
+	if n > 0 && secs > 0 {
 		run.OutputTokensPerSecond = num(n / secs)
 	}
 }

@@ -166,11 +166,15 @@ type RunTotals struct {
 	NetEnergyJoules            *wire.Num `json:"net_energy_joules"`
 	NetSystemEnergyJoules      *wire.Num `json:"net_system_energy_joules"`
 	NetEnergyUncertaintyJoules *wire.Num `json:"net_energy_uncertainty_joules"`
-	// JoulesPerOutputToken is the whole stretch's energy (net, with a
-	// baseline) over its completion tokens: exact, whatever the
-	// concurrency, idle gaps and prefills included.
-	JoulesPerOutputToken       *wire.Num `json:"joules_per_output_token"`
-	SystemJoulesPerOutputToken *wire.Num `json:"system_joules_per_output_token"`
+	// JoulesPerOutputToken is the whole stretch's energy over its
+	// completion tokens: exact, whatever the concurrency, idle gaps and
+	// prefills included; NetJoulesPerOutputToken its net energy's (null
+	// without a baseline). The System ones are the whole Mac's (null
+	// without its power).
+	JoulesPerOutputToken          *wire.Num `json:"joules_per_output_token"`
+	NetJoulesPerOutputToken       *wire.Num `json:"net_joules_per_output_token"`
+	SystemJoulesPerOutputToken    *wire.Num `json:"system_joules_per_output_token"`
+	NetSystemJoulesPerOutputToken *wire.Num `json:"net_system_joules_per_output_token"`
 	OutputTokensPerSecond      *wire.Num `json:"output_tokens_per_second"`
 }
 

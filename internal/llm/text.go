@@ -131,12 +131,12 @@ func (t *Text) block(i int, r Result, net bool) string {
 // runRow is the whole stretch's exact figure.
 func (t *Text) runRow(r Result, net bool) row {
 	run := r.Run
-	e := float64(run.Summary.EnergyJoules.Total)
+	e, per := float64(run.Summary.EnergyJoules.Total), run.JoulesPerOutputToken
 	what := "energy"
 	if net && run.NetEnergyJoules != nil {
-		e, what = float64(*run.NetEnergyJoules), "net energy"
+		e, per, what = float64(*run.NetEnergyJoules), run.NetJoulesPerOutputToken, "net energy"
 	}
-	return row{"Whole run:", fmt.Sprintf("%s per output token", perToken(val(run.JoulesPerOutputToken))),
+	return row{"Whole run:", fmt.Sprintf("%s per output token", perToken(val(per))),
 		fmt.Sprintf("(%s %s, %s, %d output tokens in %s; exact)", what, output.Joules(e), output.Count(len(r.Requests), "request"),
 			run.CompletionTokens, output.Seconds(float64(run.Summary.DurationSeconds)))}
 }
@@ -151,27 +151,34 @@ func scopeRows(prefix string, s *Scope, net bool) []row {
 		}
 		return prefix + strings.ToLower(n[:1]) + n[1:]
 	}
+	perTok := func(label string, sp *Spread, u *wire.Num) row {
+		if sp == nil {
+			return row{}
+		}
+		unit := perTokenIn(float64(sp.Mean))
+		return spreadRow(name(label), sp, unit, pm(u, unit))
+	}
 	if net {
 		return []row{
-			spreadRow(name("Energy per output token"), s.NetJoulesPerOutputToken, perToken, pm(s.NetJoulesPerOutputTokenUncertainty)),
-			spreadRow(name("Energy per prompt token"), s.NetJoulesPerPromptToken, perToken, pm(s.NetJoulesPerPromptTokenUncertainty)),
-			spreadRow(name("Energy per request"), s.NetJoulesPerRequest, output.Joules, pm(s.NetJoulesPerRequestUncertainty)),
+			perTok("Energy per output token", s.NetJoulesPerOutputToken, s.NetJoulesPerOutputTokenUncertainty),
+			perTok("Energy per prompt token", s.NetJoulesPerPromptToken, s.NetJoulesPerPromptTokenUncertainty),
+			spreadRow(name("Energy per request"), s.NetJoulesPerRequest, output.Joules, pm(s.NetJoulesPerRequestUncertainty, output.Joules)),
 		}
 	}
 	return []row{
-		spreadRow(name("Energy per output token"), s.JoulesPerOutputToken, perToken, ""),
-		spreadRow(name("Energy per prompt token"), s.JoulesPerPromptToken, perToken, ""),
+		perTok("Energy per output token", s.JoulesPerOutputToken, nil),
+		perTok("Energy per prompt token", s.JoulesPerPromptToken, nil),
 		spreadRow(name("Energy per request"), s.JoulesPerRequest, output.Joules, ""),
 		spreadRow(name("Power"), s.AvgPowerWatts, output.Watts, ""),
 	}
 }
 
 // pm says the baseline's part of a net figure's uncertainty.
-func pm(u *wire.Num) string {
+func pm(u *wire.Num, unit func(float64) string) string {
 	if u == nil {
 		return ""
 	}
-	return "± " + perToken(float64(*u)) + " from the idle power's error"
+	return "± " + unit(float64(*u)) + " from the idle power's error"
 }
 
 func spreadRow(label string, s *Spread, unit func(float64) string, after string) row {
@@ -205,14 +212,25 @@ func writeRows(b *strings.Builder, st *output.Styles, rows []row) {
 
 // perToken writes an energy per token: often a few millijoules, so in
 // mJ below a joule, to four figures.
-func perToken(j float64) string {
-	if math.IsNaN(j) {
-		return "-"
+func perToken(j float64) string { return perTokenIn(j)(j) }
+
+// perTokenIn is the writer of energies per token in the unit that suits
+// mean: a row's figures, its σ among them, in one unit.
+func perTokenIn(mean float64) func(float64) string {
+	if math.Abs(mean) < 1 {
+		return func(j float64) string {
+			if math.IsNaN(j) {
+				return "-"
+			}
+			return fmt.Sprintf("%.4g mJ", j*1000)
+		}
 	}
-	if math.Abs(j) < 1 {
-		return fmt.Sprintf("%.4g mJ", j*1000)
+	return func(j float64) string {
+		if math.IsNaN(j) {
+			return "-"
+		}
+		return fmt.Sprintf("%.4g J", j)
 	}
-	return fmt.Sprintf("%.4g J", j)
 }
 
 func tokens(x float64) string { return fmt.Sprintf("%.4g", x) }
