@@ -175,7 +175,7 @@ type RunTotals struct {
 	NetJoulesPerOutputToken       *wire.Num `json:"net_joules_per_output_token"`
 	SystemJoulesPerOutputToken    *wire.Num `json:"system_joules_per_output_token"`
 	NetSystemJoulesPerOutputToken *wire.Num `json:"net_system_joules_per_output_token"`
-	OutputTokensPerSecond      *wire.Num `json:"output_tokens_per_second"`
+	OutputTokensPerSecond         *wire.Num `json:"output_tokens_per_second"`
 }
 
 func newRunTotals(sum *wire.Summary) *RunTotals { return &RunTotals{Summary: sum} }
