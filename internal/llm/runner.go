@@ -56,7 +56,6 @@ type Runner struct {
 	cfg    Config
 	meter  *Meter
 	signal atomic.Int32
-	cut    context.CancelFunc
 	sent   atomic.Int64 // requests sent, for the next prompt
 }
 

@@ -30,11 +30,9 @@ type Timeline struct {
 	// offset is how far the node's clock is ahead of this Mac's: a time
 	// of this Mac's is offset later by the node's.
 	offset time.Duration
-	// first and notes say when the first window came, and what became of
-	// the stream.
-	notes []string
-	seen  chan struct{}
-	once  sync.Once
+	// seen is closed when the first window comes.
+	seen chan struct{}
+	once sync.Once
 }
 
 func newTimeline(node, url string) *Timeline {
