@@ -360,3 +360,36 @@ func nodeSpanTruth(t *testing.T, p fakepm.Power, ns wire.NodeSummary) float64 {
 	}
 	return p.Energy(start, end).Total()
 }
+
+// Prompts from a file, in turn, on /v1/completions, to the one model the
+// server lists; and requests for a time rather than a count.
+func TestLLMPromptsFileCompletionsAndDuration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+		cfg.Period, cfg.Prefill, cfg.Decode = 200*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond
+	})
+	prompts := filepath.Join(dir, "prompts.jsonl")
+	os.WriteFile(prompts, []byte(`"one two three"`+"\n\n"+`{"prompt": "a b c d e"}`+"\n"+
+		`{"messages": [{"role": "system", "content": "x y"}, {"role": "user", "content": "p q r"}]}`+"\n"), 0o644)
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "--completions", "--prompts", prompts, "-r", "3", "-w", "0", "--baseline", "0", url)
+	if code != 0 || rep == nil || rep.API != "completions" || rep.Results[0].Model != "tiny" {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	var got []int
+	for _, q := range rep.Results[0].Requests {
+		got = append(got, *q.PromptTokens)
+	}
+	if len(got) != 3 || got[0] != 3 || got[1] != 5 || got[2] != 5 {
+		t.Errorf("prompt tokens %v, want [3 5 5]", got)
+	}
+	for _, s := range srv.Requests() {
+		if s.Path != "/v1/models" && s.Path != "/v1/completions" {
+			t.Errorf("a request to %s", s.Path)
+		}
+	}
+	rep, stderr, code = llmJSON(t, cfg.Overrides, nil, "-r", "0", "--duration", "1s", "-w", "0", "--baseline", "0", url)
+	if code != 0 || rep == nil || rep.Results[0].Figures.Requests < 3 || rep.Results[0].Figures.Failed != 0 {
+		t.Errorf("--duration 1s: status %d, %+v, stderr %s", code, rep.Results[0].Figures, stderr)
+	}
+}
