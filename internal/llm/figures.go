@@ -289,7 +289,7 @@ func (res *Result) runTotals(b *Baseline) {
 // doubts are the warnings about a setting's figures.
 func (res *Result) doubts() []string {
 	var w []string
-	pieces, failed, cached, cut := 0, 0, 0, 0
+	pieces, failed, cached, cut, thin := 0, 0, 0, 0, 0
 	for _, r := range res.Requests {
 		switch {
 		case r.Error != nil && *r.Error == ErrInterrupted.Error():
@@ -304,12 +304,18 @@ func (res *Result) doubts() []string {
 		if r.CachedPromptTokens > 0 {
 			cached++
 		}
+		if r.Whole.Coverage < 0.99 {
+			thin++
+		}
 	}
 	if pieces > 0 {
 		w = append(w, fmt.Sprintf("the server gave no token counts (usage) for %s: their output tokens are the streamed pieces counted, which a server may group; prompt tokens are not known, so neither is J per prompt token", output.Count(pieces, "request")))
 	}
 	if cached > 0 {
 		w = append(w, fmt.Sprintf("the server took part of the prompt of %s from its cache: J per prompt token counts the tokens it processed, not those it cached; prompts that begin differently (as --prompt-tokens makes them) avoid it", output.Count(cached, "request")))
+	}
+	if thin > 0 {
+		w = append(w, fmt.Sprintf("%s with less than 99%% of its time covered by windows: its energy is short by what was not (a stream broke, or a node's windows stopped)", output.Count(thin, "request")))
 	}
 	if cut > 0 {
 		w = append(w, fmt.Sprintf("%s cut short by the interrupt: in the requests, not in the figures", output.Count(cut, "request")))
