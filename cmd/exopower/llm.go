@@ -79,7 +79,7 @@ no redirect is followed.`,
 	f.Int64Var(&o.seed, "seed", 0, "pass `N` as the requests' seed, and make the prompts from it (default: none passed, prompts from 1)")
 	f.BoolVar(&o.completions, "completions", false, "with a base URL, use /v1/completions rather than /v1/chat/completions")
 	f.StringVar(&o.keyFile, "api-key-file", "", "read the API key from `FILE` (default $OPENAI_API_KEY); it is never printed")
-	f.DurationVar(&o.stall, "stall", 2*time.Minute, "give up on a request when the server sends nothing for this long (its answer's head or its next event)")
+	f.DurationVar(&o.stall, "stall", 2*time.Minute, "give up on a request when the server sends nothing for this long (its answer's head or its next line of data; comments that keep the line open do not count)")
 	f.DurationVar(&o.baseline, "baseline", 5*time.Second, "measure the idle Mac this long before the first request and after the last; 0: no baseline")
 	f.StringVar(&o.style, "style", "auto", "the output's `TYPE`: auto, basic (no colour, no progress line), full, nocolor, color or none (nothing but --json and the exports)")
 	f.StringVar(&o.exportJSON, "export-json", "", "write the results as JSON to `FILE` (- is stdout)")

@@ -15,7 +15,7 @@ import (
 
 // read reads a stream of server-sent events to its end: data: [DONE],
 // the end of the body, an error in it, or ctx's end. seen is called at
-// every line, to hold off the stall bound.
+// every line of data, to hold off the stall bound.
 func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edges, seen func()) {
 	r := bufio.NewReaderSize(&capped{r: body, left: MaxResponse}, 64<<10)
 	var data []byte
@@ -25,7 +25,6 @@ func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edge
 			c.ended(ctx, a, err)
 			return
 		}
-		seen()
 		switch {
 		case len(line) == 0:
 			// A blank line ends an event.
@@ -39,6 +38,10 @@ func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edge
 		case line[0] == ':':
 			// A comment, which some servers send to keep the line open.
 		case bytes.HasPrefix(line, []byte("data:")):
+			// Only data holds off the stall bound: a server that sends
+			// nothing but comments to keep the line open has stalled all
+			// the same.
+			seen()
 			v := bytes.TrimPrefix(line[5:], []byte(" "))
 			if len(data) > 0 {
 				data = append(data, '\n')

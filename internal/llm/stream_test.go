@@ -150,3 +150,28 @@ func TestEndpointFromWhatTheUserGave(t *testing.T) {
 		}
 	}
 }
+
+// Comments alone do not hold off the stall bound: a server that keeps
+// the line open and sends no data has stalled.
+func TestCommentsAloneAreAStall(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for {
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a := NewClient(u, Chat, "", 200*time.Millisecond, Options{}).Do(context.Background(), "m", Prompt{Text: "x"}, &noEdges{})
+	if !errors.Is(a.Err, ErrStall) {
+		t.Errorf("answer %+v, want a stall", a)
+	}
+}
