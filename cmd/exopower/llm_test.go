@@ -180,7 +180,7 @@ func TestLLMWhatAServerDoesWrong(t *testing.T) {
 		{"status=500", "", 125, "fake failure 500"},
 		{"no-usage", "", 0, "gave no token counts"},
 		{"no-done", "", 0, "without data: [DONE]"},
-		{"stall-after=2", "300ms", 125, "the server sent nothing for 300ms"},
+		{"stall-after=2", "300ms", 125, "the server sent no data for 300ms"},
 		{"malformed", "", 125, "an event that is not JSON"},
 		{"huge", "", 125, "over 1024 KiB"},
 		{"drop-after=3", "", 125, "ended before its last chunk"},

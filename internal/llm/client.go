@@ -197,8 +197,8 @@ func (e *StatusError) Error() string {
 // ErrInterrupted is a request that a signal cut short.
 var ErrInterrupted = errors.New("interrupted before its end")
 
-// ErrStall is a server that sent nothing for the stall bound.
-var ErrStall = errors.New("the server sent nothing")
+// ErrStall is a server that sent no data for the stall bound.
+var ErrStall = errors.New("the server sent no data")
 
 // Do sends one streamed request of model with prompt p and reads its
 // stream to the end, telling edges of its edges. ctx ends it early (its
