@@ -24,11 +24,14 @@ func newPlotCmd(s *cli.Streams) *cobra.Command {
 		Use:   "plot [flags] INPUT -o FILE.svg|FILE.png",
 		Short: "Draw a recording, a samples file, a bench or a watch over several Macs",
 		Long: `Draw what exopower measured; - reads stdin. The picture's format comes from
-the name given to -o: .svg or .png. INPUT is one of:
+the name given to -o: .svg or .png. Its title names what was measured (the
+command, the bench's commands, the nodes), its caption the Mac's model and
+the source. INPUT is one of:
 
   a recorded powermetrics -f plist stream, or the windows that --samples wrote
   (CSV or NDJSON): the power of each component (total, CPU, GPU, ANE) over
-  time, the measured span shaded, its energy and average power in the title;
+  time, its energy and average power in the title; the measured span is
+  shaded where windows reach well outside it;
 
   a bench's JSON (bench --json, --export-json): each run's energy as a point
   over a box per command, the idle baseline's energy over the command's mean
@@ -50,8 +53,8 @@ A summary (run --json, run --node --json) has no time series and is refused.`,
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the plot to `FILE`, .svg or .png (required)")
-	c.Flags().IntVar(&o.size.Width, "width", 1000, "the plot's width in `PIXELS`")
-	c.Flags().IntVar(&o.size.Height, "height", 500, "the plot's height in `PIXELS`")
+	c.Flags().IntVar(&o.size.Width, "width", plot.DefaultSize.Width, "the plot's width in `PIXELS`")
+	c.Flags().IntVar(&o.size.Height, "height", plot.DefaultSize.Height, "the plot's height in `PIXELS`")
 	return c
 }
 

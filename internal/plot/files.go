@@ -72,7 +72,7 @@ func (f *Files) Write(log *output.WindowLog, res sampler.Result, argv []string, 
 	if f.Plot != "" {
 		format, _ := FormatOf(f.Plot) // Check took it
 		err := output.WriteFile(f.Plot, func(w io.Writer) error {
-			return WritePower(w, format, Size{Width: 1000, Height: 500}, PowerOf("exopower run -- "+output.ShellQuote(argv), rows))
+			return WritePower(w, format, DefaultSize, PowerOf("", rows))
 		}, cred)
 		if first == nil {
 			first = cli.Wrote(f.Plot, err)
