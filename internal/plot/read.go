@@ -24,9 +24,10 @@ import (
 type Chart func(w io.Writer, f Format, size Size) error
 
 // Read reads r and returns its picture: a bench's runs, the nodes of a
-// watch over several Macs, or the power over time of a recording or a
-// samples file. What it is comes from the "type" of its first JSON value;
-// anything else is a recording or a samples file. The title names what was measured: a
+// watch over several Macs, or the power over time of a watch of this Mac,
+// a recording or a samples file. What it is comes from the "type" of its
+// first JSON value (and a watch's line's "node"); anything else is a
+// recording or a samples file. The title names what was measured: a
 // bench's commands, a watch's nodes, the command of a samples file's
 // rows, or for a recording or rows that name none, name: the input's
 // name as the user would share it (its file's, not the path to it).
@@ -47,6 +48,13 @@ func Read(r io.Reader, name string) (Chart, error) {
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
+		if head.Type == "sample" && head.Node == "" {
+			p, err := readMacLines(newBounded(r))
+			if err != nil {
+				return nil, err
+			}
+			return func(w io.Writer, f Format, size Size) error { return WritePower(w, f, size, p) }, nil
+		}
 		n, err := readNodeLines(newBounded(r))
 		if err != nil {
 			return nil, err
@@ -158,8 +166,10 @@ func listed(names []string) string {
 type watchLine struct {
 	wire.SampleLine
 	// The summary's.
+	StartedAt       string             `json:"started_at"`
 	DurationSeconds wire.Num           `json:"duration_seconds"`
 	AvgPowerWatts   wire.Components    `json:"avg_power_watts"`
+	Source          wire.Source        `json:"source"`
 	Nodes           []wire.NodeSummary `json:"nodes"`
 }
 
@@ -199,7 +209,7 @@ func (nl *nodeLines) add(l watchLine) error {
 	case l.Type == "summary":
 		nl.summary = &l
 	case l.Type == "sample" && l.Node == "":
-		return errors.New("a watch --json line of this Mac alone; plot takes the lines of watch --node --json")
+		return errors.New("a line of this Mac alone amid the lines of watch --node --json: plot takes the lines of one watch")
 	case l.Type == "sample":
 		end, err := time.Parse(time.RFC3339Nano, l.Time)
 		if err != nil {
@@ -303,6 +313,9 @@ func (nl *nodeLines) caption() string {
 type jsonHead struct {
 	Type  string            `json:"type"`
 	Nodes []json.RawMessage `json:"nodes"`
+	// Node names the Mac of a line of watch --node --json; a line of
+	// watch --json of this Mac alone has none.
+	Node string `json:"node"`
 }
 
 // firstJSON reads the first JSON value of r, if r starts with one, and
