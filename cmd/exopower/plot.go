@@ -22,13 +22,18 @@ func newPlotCmd(s *cli.Streams) *cobra.Command {
 	var o plotOptions
 	c := &cobra.Command{
 		Use:   "plot [flags] INPUT -o FILE.svg|FILE.png",
-		Short: "Draw a recording, a samples file, a bench or a watch over several Macs",
+		Short: "Draw a recording, a samples file, a bench or a watch",
 		Long: `Draw what exopower measured; - reads stdin. The picture's format comes from
-the name given to -o: .svg or .png. INPUT is one of:
+the name given to -o: .svg or .png. Its title names what was measured (the
+command, the bench's commands, the watch), its caption the Mac's model and
+the source. INPUT is one of:
 
   a recorded powermetrics -f plist stream, or the windows that --samples wrote
   (CSV or NDJSON): the power of each component (total, CPU, GPU, ANE) over
-  time, the measured span shaded, its energy and average power in the title;
+  time, its energy and average power in the title; the measured span is
+  shaded where windows reach well outside it;
+
+  the lines of watch --json of this Mac: the same picture of the watch;
 
   a bench's JSON (bench --json, --export-json): each run's energy as a point
   over a box per command, the idle baseline's energy over the command's mean
@@ -42,7 +47,8 @@ A summary (run --json, run --node --json) has no time series and is refused.`,
 		Example: `  exopower plot trace.plist -o trace.svg
   exopower plot --width 1600 --height 600 windows.csv -o windows.png
   exopower bench --export-json b.json 'gzip -k big' 'zstd -k big' && exopower plot b.json -o b.svg
-  exopower watch --json -d 1m --node http://mac1:10241 --node http://mac2:10241 > w.ndjson && exopower plot w.ndjson -o w.svg`,
+  exopower watch --json -d 1m > w.ndjson && exopower plot w.ndjson -o w.svg
+  exopower watch --json -d 1m --node http://mac1:10241 --node http://mac2:10241 > n.ndjson && exopower plot n.ndjson -o n.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.input = args[0]
@@ -50,8 +56,8 @@ A summary (run --json, run --node --json) has no time series and is refused.`,
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the plot to `FILE`, .svg or .png (required)")
-	c.Flags().IntVar(&o.size.Width, "width", 1000, "the plot's width in `PIXELS`")
-	c.Flags().IntVar(&o.size.Height, "height", 500, "the plot's height in `PIXELS`")
+	c.Flags().IntVar(&o.size.Width, "width", plot.DefaultSize.Width, "the plot's width in `PIXELS`")
+	c.Flags().IntVar(&o.size.Height, "height", plot.DefaultSize.Height, "the plot's height in `PIXELS`")
 	return c
 }
 
@@ -93,7 +99,7 @@ func runPlot(s *cli.Streams, o *plotOptions) error {
 		}
 		return cli.Fail(fmt.Errorf("%s: %w", name, err),
 			"plot takes a powermetrics -f plist recording, or the CSV or NDJSON that --samples writes",
-			"or a bench's JSON (bench --json, --export-json), or the lines of watch --node --json")
+			"or a bench's JSON (bench --json, --export-json), or the lines of watch --json")
 	}
 	format, _ := plot.FormatOf(o.output)
 	err = output.WriteFile(o.output, func(w io.Writer) error { return draw(interruptible{w, in}, format, o.size) }, nil)

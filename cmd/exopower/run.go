@@ -107,7 +107,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
-	saved := o.files.Write(&windows, res, "exopower run -- "+output.ShellQuote(o.argv), cmd.Identity.Cred)
+	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
 	return withFileError(o.deliver(s, output.NewSummary(res, span.Start, o.interval), exit, signals, cmd.Identity), saved, exit.Status)
 }
 

@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -174,7 +175,7 @@ func (p *panel) lines(width int, st *Styles) []panelLine {
 		{row("peak", p.totals.Peak, Watts, columns), nil},
 		{"", nil},
 		{fmt.Sprintf("elapsed  %s   samples %d   thermal %s", clock(p.totals.Elapsed), p.totals.Samples, or(p.thermal, "n/a")), nil},
-		{fmt.Sprintf("%s power, last minute: %s to %s (bars from 0 W)", columnsOf(p.totals.Has)[0].name, Watts(lo), Watts(hi)), &st.Label},
+		{sparkLabel(columnsOf(p.totals.Has)[0].name, lo, hi, len(p.history) > 0, width), &st.Label},
 		{spark, &st.Total},
 		{"Ctrl-C to stop", &st.Label},
 	}
@@ -234,20 +235,38 @@ func row(label string, v power.Values, f func(float64) string, columns []column)
 	return line
 }
 
+// sparkLabel says what the sparkline of name shows and its scale, its
+// lowest bar's power and its highest's; only the scale where the whole
+// does not fit in width.
+func sparkLabel(name string, lo, hi float64, drawn bool, width int) string {
+	if !drawn {
+		return name + " power, last minute: no window yet"
+	}
+	scale := fmt.Sprintf("%c %s to %c %s", levels[0], Watts(lo), levels[len(levels)-1], Watts(hi))
+	if label := name + " power, last minute: " + scale; utf8.RuneCountInString(label) <= width {
+		return label
+	}
+	return scale
+}
+
+// levels are the sparkline's bars, lowest first.
+var levels = []rune("▁▂▃▄▅▆▇█")
+
 // sparkline draws the total power of the last minute, one column per
 // slice of time, each at the level of the window that covers its middle;
-// blank where no window does (before the start). The scale runs from 0 to
-// the highest power shown.
+// blank where no window does (before the start). The scale runs from the
+// lowest power shown to the highest, which the panel names: from 0 W, a
+// Mac at 15 to 18 W would show a row of bars all but full. Power that
+// stayed level is drawn at mid height.
 func (p *panel) sparkline(width int) (lo, hi float64, line string) {
 	cols := max(width, 10)
 	if len(p.history) == 0 {
 		return 0, 0, strings.Repeat(" ", cols)
 	}
-	lo = p.history[0].watts
+	lo, hi = p.history[0].watts, p.history[0].watts
 	for _, s := range p.history {
 		hi, lo = max(hi, s.watts), min(lo, s.watts)
 	}
-	levels := []rune("▁▂▃▄▅▆▇█")
 	var b strings.Builder
 	end := p.totals.Elapsed
 	j := 0
@@ -260,9 +279,9 @@ func (p *panel) sparkline(width int) (lo, hi float64, line string) {
 			b.WriteByte(' ')
 			continue
 		}
-		k := 0
-		if hi > 0 {
-			k = int(p.history[j].watts / hi * float64(len(levels)-1))
+		k := (len(levels) - 1) / 2
+		if hi > lo {
+			k = int(math.Round((p.history[j].watts - lo) / (hi - lo) * float64(len(levels)-1)))
 		}
 		b.WriteRune(levels[min(max(k, 0), len(levels)-1)])
 	}

@@ -166,7 +166,7 @@ func TestPanelShowsTheTotalsAndTheirAverage(t *testing.T) {
 // empty sparkline, and names no machine.
 func TestPanelBeforeAnyWindowShowsNothingMeasured(t *testing.T) {
 	got := (&panel{}).render(80, 24, &Styles{Plain: true})
-	for _, want := range []string{"exopower watch\n", "now         0.000 W", "average     0.000 W", "thermal n/a", "0.000 W to 0.000 W", "\n" + strings.Repeat(" ", 80) + "\n"} {
+	for _, want := range []string{"exopower watch\n", "now         0.000 W", "average     0.000 W", "thermal n/a", "total power, last minute: no window yet", "\n" + strings.Repeat(" ", 80) + "\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("panel lacks %q:\n%s", want, got)
 		}
@@ -191,6 +191,31 @@ func TestSparklineIsBlankBeforeTheStart(t *testing.T) {
 	}
 	if _, _, line := p.sparkline(4); utf8.RuneCountInString(line) != 10 {
 		t.Errorf("sparkline for 4 columns is %d wide, want 10", utf8.RuneCountInString(line))
+	}
+}
+
+// The sparkline runs from the lowest power it shows to the highest, and
+// the panel names both: a Mac between 15 and 18 W fills the bars' whole
+// height, not a row of bars all but full from 0 W. Level power is drawn
+// at mid height.
+func TestSparklineIsScaledToItsOwnRange(t *testing.T) {
+	p := &panel{totals: sampler.Totals{Elapsed: time.Minute}}
+	for i, w := range []float64{15, 16, 17, 18} {
+		p.history = append(p.history, step{from: time.Duration(i) * 15 * time.Second, to: time.Duration(i+1) * 15 * time.Second, watts: w})
+	}
+	lo, hi, line := p.sparkline(20)
+	if want := "▁▁▁▁▁▃▃▃▃▃▆▆▆▆▆█████"; lo != 15 || hi != 18 || line != want {
+		t.Errorf("scale %v to %v W, sparkline %q; want 15 to 18 W, %q", lo, hi, line, want)
+	}
+	got := p.render(80, 24, &Styles{Plain: true})
+	if want := "total power, last minute: ▁ 15.00 W to █ 18.00 W\n"; !strings.Contains(got, want) {
+		t.Errorf("panel lacks %q:\n%s", want, got)
+	}
+	for i := range p.history {
+		p.history[i].watts = 16.5
+	}
+	if _, _, line := p.sparkline(10); line != "▄▄▄▄▄▄▄▄▄▄" {
+		t.Errorf("level power drawn %q, want at mid height", line)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,13 @@ type SampleRow struct {
 	// before and this one.
 	RefusedBefore   int    `json:"refused_before"`
 	ThermalPressure string `json:"thermal_pressure"`
+	// Command is the command the span measured, as run's summary gives
+	// it; null in the rows of a recording, which ran none. A picture of
+	// the rows is titled by it.
+	Command []string `json:"command"`
+	// Source is where the windows came from and the Mac they measured,
+	// as a summary's: a picture of the rows names them.
+	Source wire.Source `json:"source"`
 }
 
 // UnixTime is seconds since 1970 in UTC, written with microseconds.
@@ -109,6 +117,7 @@ func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 			ClippedEnd:       w.End.After(end),
 			GapBeforeSeconds: wire.Num(max(0, w.Start.Sub(maxTime(prevEnd, start)).Seconds())),
 			ThermalPressure:  w.ThermalPressure,
+			Source:           wire.Source{Tool: res.Source, HWModel: res.HWModel, OSBuild: res.OSBuild},
 		}
 		if prevIndex >= 0 {
 			r.RefusedBefore = max(0, w.Index-prevIndex-1)
@@ -165,20 +174,23 @@ func SamplesFormatOf(path string) (SamplesFormat, error) {
 	return f, nil
 }
 
-// SamplesHeader names the CSV columns, in order. The memory's and the
-// system's come last, so that the columns before keep their places; they
-// are empty where the source does not report them.
+// SamplesHeader names the CSV columns, in order. Columns added later
+// come last, so that the columns before keep their places: the memory's
+// and the system's (empty where the source does not report them), then
+// the command (empty without one) and the source.
 var SamplesHeader = []string{
 	"index", "start_seconds", "end_seconds", "start_unix", "end_unix", "inside_seconds",
 	"cpu_watts", "gpu_watts", "ane_watts", "total_watts",
 	"cpu_joules", "gpu_joules", "ane_joules", "total_joules",
 	"clipped_start", "clipped_end", "gap_before_seconds", "refused_before", "thermal_pressure",
 	"dram_watts", "system_watts", "dram_joules", "system_joules",
+	"command", "tool", "hw_model", "os_build",
 }
 
-// oldColumns is how many columns a samples file had before the memory's
-// and the system's: one that has only those still reads.
-const oldColumns = 19
+// earlierColumns are how many columns the samples files of earlier
+// versions have: before the memory's and the system's, and before the
+// command and the source. They still read.
+var earlierColumns = []int{19, 23}
 
 // WriteSamples writes rows in format f.
 func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
@@ -220,6 +232,7 @@ func csvRecord(r SampleRow) []string {
 		strconv.FormatBool(r.ClippedStart), strconv.FormatBool(r.ClippedEnd), num(r.GapBeforeSeconds),
 		strconv.Itoa(r.RefusedBefore), r.ThermalPressure,
 		opt(p.DRAM), opt(p.System), opt(e.DRAM), opt(e.System),
+		ShellQuote(r.Command), r.Source.Tool, r.Source.HWModel, r.Source.OSBuild,
 	}
 }
 
@@ -263,7 +276,7 @@ func readCSV(r io.Reader) ([]SampleRow, error) {
 	if _, parse := err.(*csv.ParseError); err != nil && err != io.EOF && !parse {
 		return nil, err // the reading failed, not the file
 	}
-	known := err == nil && (len(header) == oldColumns || len(header) == len(SamplesHeader))
+	known := err == nil && (slices.Contains(earlierColumns, len(header)) || len(header) == len(SamplesHeader))
 	if !known || strings.Join(header, ",") != strings.Join(SamplesHeader[:len(header)], ",") {
 		return nil, fmt.Errorf("%w: the first line is not the header %s", ErrNotSamples, strings.Join(SamplesHeader[:3], ",")+",...")
 	}
@@ -319,6 +332,16 @@ func parseRecord(rec []string) (SampleRow, error) {
 		InsideSeconds: wire.Num(f(5)), PowerWatts: c(6, 19), EnergyJoules: c(10, 21),
 		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: wire.Num(f(16)), RefusedBefore: int(f(17)),
 		ThermalPressure: rec[18],
+	}
+	if len(rec) == len(SamplesHeader) {
+		r.Source = wire.Source{Tool: rec[24], HWModel: rec[25], OSBuild: rec[26]}
+		if rec[23] != "" {
+			cmd, err := ShellSplit(rec[23])
+			if err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("command: %w", err)
+			}
+			r.Command = cmd
+		}
 	}
 	return r, firstErr
 }

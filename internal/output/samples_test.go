@@ -134,11 +134,19 @@ func TestRowsOfARecordingAreOrderedUnclippedAndSumToItsEnergy(t *testing.T) {
 	}
 }
 
+// The rows read back as written, the command and the source too, in
+// both formats.
 func TestSamplesReadBackAsWrittenInBothFormats(t *testing.T) {
 	rows := logOf(
 		sampler.Window{Index: 0, Start: at(-0.02), End: at(0.1), Power: watts(10), ThermalPressure: "Nominal"},
 		sampler.Window{Index: 3, Start: at(0.2), End: at(0.3), Power: watts(1.0 / 3)},
-	).Rows(sampler.Result{Start: t0, Duration: 250 * time.Millisecond, Energy: watts(1)})
+	).Rows(sampler.Result{Start: t0, Duration: 250 * time.Millisecond, Energy: watts(1), Source: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"})
+	for i := range rows {
+		rows[i].Command = []string{"sh", "-c", "echo 'a b' >/dev/null", ""}
+	}
+	if rows[0].Source != (wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"}) {
+		t.Errorf("a row's source is %+v, want the span's", rows[0].Source)
+	}
 	for _, f := range []SamplesFormat{SamplesCSV, SamplesNDJSON} {
 		var buf bytes.Buffer
 		if err := WriteSamples(&buf, f, rows); err != nil {
@@ -169,6 +177,8 @@ func TestSamplesFilesThatAreNotAreRefused(t *testing.T) {
 		// A file of the 19 columns before DRAM's and the system's.
 		{"a CSV with a word for a number", strings.Join(SamplesHeader[:19], ",") + "\n1,x,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,\n", `line 2: not a samples file (CSV or NDJSON from --samples): start_seconds: "x" is not a number`},
 		{"a CSV with a column too many", strings.Join(SamplesHeader, ",") + ",more\n", "the first line is not the header"},
+		{"a CSV whose command ends in a quote", strings.Join(SamplesHeader, ",") + "\n1,0,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,,,,,,sh 'x,powermetrics,,\n",
+			`line 2: not a samples file (CSV or NDJSON from --samples): command: "sh 'x" ends inside a quote or after a backslash`},
 	} {
 		_, err := ReadSamples(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -186,6 +196,38 @@ func TestSamplesFormatComesFromTheExtension(t *testing.T) {
 	for _, path := range []string{"w", "w.json", "w.txt"} {
 		if _, err := SamplesFormatOf(path); err == nil || !strings.Contains(err.Error(), "--samples-format") {
 			t.Errorf("%s: error %v, want one that points to --samples-format", path, err)
+		}
+	}
+}
+
+// The files of earlier versions, without the memory's and the system's
+// columns or without the command's and the source's, still read.
+func TestSamplesOfEarlierVersionsRead(t *testing.T) {
+	for _, n := range []int{19, 23} {
+		in := strings.Join(SamplesHeader[:n], ",") + "\n" + strings.Join(csvRecord(SampleRow{Index: 7, Command: []string{"x"}})[:n], ",") + "\n"
+		rows, err := ReadSamples(strings.NewReader(in))
+		if err != nil || len(rows) != 1 || rows[0].Index != 7 || rows[0].Command != nil || rows[0].Source != (wire.Source{}) {
+			t.Errorf("%d columns: %+v, %v", n, rows, err)
+		}
+	}
+}
+
+// ShellSplit reads back what ShellQuote wrote.
+func TestShellSplitReadsBackShellQuote(t *testing.T) {
+	for _, argv := range [][]string{
+		{"true"},
+		{"sh", "-c", "echo 'it''s' \\ \"q\" $HOME"},
+		{"a b", "", "x'", "'"},
+		{"ünïcode", "tab\there"},
+	} {
+		got, err := ShellSplit(ShellQuote(argv))
+		if err != nil || !reflect.DeepEqual(got, argv) {
+			t.Errorf("%q: read back %q, %v", argv, got, err)
+		}
+	}
+	for in, want := range map[string][]string{"": nil, "  a   b ": {"a", "b"}, `a\ b`: {"a b"}} {
+		if got, err := ShellSplit(in); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
 		}
 	}
 }

@@ -184,6 +184,49 @@ func ShellQuote(argv []string) string {
 	return strings.Join(q, " ")
 }
 
+// ShellSplit reads back the words of a command that ShellQuote wrote, or
+// that a user typed in the same way: words apart at blanks, single quotes
+// around what is taken as it is, a backslash before a character taken as
+// it is.
+func ShellSplit(line string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for _, r := range line {
+		switch {
+		case escaped:
+			word.WriteRune(r)
+			escaped = false
+		case quoted:
+			if r == '\'' {
+				quoted = false
+			} else {
+				word.WriteRune(r)
+			}
+		case r == ' ' || r == '\t':
+			if inWord {
+				words, inWord = append(words, word.String()), false
+				word.Reset()
+			}
+			continue
+		case r == '\'':
+			quoted = true
+		case r == '\\':
+			escaped = true
+		default:
+			word.WriteRune(r)
+		}
+		inWord = true
+	}
+	if quoted || escaped {
+		return nil, fmt.Errorf("%q ends inside a quote or after a backslash", line)
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words, nil
+}
+
 // Count writes n things, in the singular for one: "1 sample", "2 samples".
 func Count(n int, thing string) string {
 	if n == 1 {

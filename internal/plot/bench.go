@@ -9,15 +9,17 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
 // Bench is the energy of every run of each command of a bench.
 type Bench struct {
-	// Title says what the comparison found.
-	Title    string
+	// Title names the commands on its first line; the lines after it
+	// say what the comparison found.
+	Title string
+	// Caption names the Mac and the source (caption).
+	Caption  string
 	Commands []BenchCommand
 }
 
@@ -44,6 +46,11 @@ const (
 	BoxLegend = "the runs' quartiles and median"
 )
 
+// runColor is the colour of a run's point, of every command: the
+// commands are named on their slots, and one colour keeps the legend's
+// mark the points' own.
+var runColor = okabeBlue
+
 // WriteBench draws b as format f, size big, to w: the runs of each
 // command as points over a box, and the idle baseline's band behind them.
 func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
@@ -57,18 +64,12 @@ func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
 	if err := size.Check(); err != nil {
 		return err
 	}
-	pl := plot.New()
-	pl.Title.Text = b.Title
+	pl := sansPlot()
 	pl.Y.Label.Text = "energy per run (J)"
 	pl.Add(plotter.NewGrid())
-	names := make([]string, len(b.Commands))
-	banded := false
 	lo, hi := math.Inf(1), math.Inf(-1)
-	// A tick's name fits its slot, at about 6.5 pixels a rune of its 10
-	// points, with room between: the data take some 70% of the width.
-	tick := max(8, int(0.6*float64(size.Width)/float64(len(b.Commands))/6.5))
+	banded := false
 	for i, c := range b.Commands {
-		names[i] = shortenMiddle(c.Name, tick)
 		for _, e := range c.Energies {
 			lo, hi = min(lo, e), max(hi, e)
 		}
@@ -88,18 +89,32 @@ func WriteBench(w io.Writer, f Format, size Size, b Bench) error {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
-	run, err := plotter.NewScatter(plotter.XYs{{}})
-	if err != nil {
-		return err
-	}
-	run.Color, run.Shape, run.Radius = color.Gray{Y: 0x60}, draw.CircleGlyph{}, vg.Points(3)
-	pl.Legend.Add(RunLegend, run)
+	pl.Legend.Add(RunLegend, runMark())
 	pl.Legend.Add(BoxLegend, boxThumb{})
-	pl.NominalX(names...)
+	pl.NominalX(slotNames(pl, size, b.Commands)...)
 	// Every command keeps its slot, one that never ran too.
-	pl.X.Min, pl.X.Max = -0.5, float64(len(names))-0.5
+	pl.X.Min, pl.X.Max = -0.5, float64(len(b.Commands))-0.5
 	pl.Y.Min, pl.Y.Max = fromZero(lo, hi)
-	return writeChart(w, f, size, pl)
+	return writeChart(w, f, size, headOf(b.Title, b.Caption), pl)
+}
+
+// slotNames are the commands' names, each cut in its middle to what its
+// slot shows in pl's tick font: the data take some 60% of the picture's
+// width, the rest is the legend and the power's axis.
+func slotNames(pl *plot.Plot, size Size, cs []BenchCommand) []string {
+	slot := 0.6 * vg.Length(size.Width) * vg.Inch / dpi / vg.Length(max(1, len(cs)))
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = fitMiddle(pl.X.Tick.Label, c.Name, 0.9*slot)
+	}
+	return names
+}
+
+// runMark is a run's point, as drawn and as the legend shows it.
+func runMark() *plotter.Scatter {
+	sc, _ := plotter.NewScatter(plotter.XYs{{}}) // one finite point: no error
+	sc.Color, sc.Shape, sc.Radius = runColor, draw.CircleGlyph{}, vg.Points(3)
+	return sc
 }
 
 // addRuns draws command i's runs: a box over them and a point per run,
@@ -120,9 +135,8 @@ func addRuns(pl *plot.Plot, i int, c BenchCommand) error {
 	if err != nil {
 		return err
 	}
-	sc.Color = plotutil.Color(i)
-	sc.Shape = draw.CircleGlyph{}
-	sc.Radius = vg.Points(3)
+	mark := runMark()
+	sc.GlyphStyle = mark.GlyphStyle
 	pl.Add(box, sc)
 	return nil
 }
@@ -147,8 +161,9 @@ func idleBand(x float64, b Band) (*plotter.Polygon, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Color = color.RGBA{R: 0xfd, G: 0xe6, B: 0xc8, A: 0xff}
-	p.LineStyle.Color = color.RGBA{R: 0xe0, G: 0x90, B: 0x40, A: 0xff}
+	// Okabe and Ito's orange, its fill light enough to see the runs on.
+	p.Color = color.RGBA{R: 0xfa, G: 0xe2, B: 0xb3, A: 0xff}
+	p.LineStyle.Color = okabeOrange
 	p.LineStyle.Width = vg.Points(1)
 	return p, nil
 }

@@ -53,14 +53,17 @@ func (f *Files) Check(cred *syscall.Credential) error {
 	return output.CheckPath("--plot", f.Plot, cred)
 }
 
-// Write writes the windows of the span res measured, which log kept, to
-// the files asked for, as cred. The first failure is returned; the other
-// file is still written.
-func (f *Files) Write(log *output.WindowLog, res sampler.Result, title string, cred *syscall.Credential) error {
+// Write writes the windows of the span res measured while argv ran,
+// which log kept, to the files asked for, as cred. The first failure is
+// returned; the other file is still written.
+func (f *Files) Write(log *output.WindowLog, res sampler.Result, argv []string, cred *syscall.Credential) error {
 	if !f.Given() {
 		return nil
 	}
 	rows := log.Rows(res)
+	for i := range rows {
+		rows[i].Command = argv
+	}
 	var first error
 	if f.Samples != "" {
 		err := output.WriteFile(f.Samples, func(w io.Writer) error { return output.WriteSamples(w, f.format, rows) }, cred)
@@ -69,7 +72,7 @@ func (f *Files) Write(log *output.WindowLog, res sampler.Result, title string, c
 	if f.Plot != "" {
 		format, _ := FormatOf(f.Plot) // Check took it
 		err := output.WriteFile(f.Plot, func(w io.Writer) error {
-			return WritePower(w, format, Size{Width: 1000, Height: 500}, PowerOf(title, rows))
+			return WritePower(w, format, DefaultSize, PowerOf("", rows))
 		}, cred)
 		if first == nil {
 			first = cli.Wrote(f.Plot, err)

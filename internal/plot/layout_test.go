@@ -3,8 +3,11 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +28,17 @@ var noBox = box{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
 type layout struct {
 	data  box
 	texts map[string][]float64 // text -> the x of each place it starts
-	marks []box
+	// placed are the texts that are not turned, where each starts.
+	placed []placed
+	marks  []box
+	// markStyles are the marks' styles, in the order of marks.
+	markStyles []string
+}
+
+// placed is a text and the point where it starts, y upwards.
+type placed struct {
+	text string
+	x, y float64
 }
 
 // layoutOf reads an SVG that gonum wrote: its paths' points are in points
@@ -35,7 +48,7 @@ func layoutOf(t *testing.T, svg []byte) layout {
 	t.Helper()
 	l := layout{data: noBox, texts: map[string][]float64{}}
 	dec := xml.NewDecoder(bytes.NewReader(svg))
-	var text *float64
+	var text *placed
 	rotated := 0
 	for {
 		tok, err := dec.Token()
@@ -56,13 +69,16 @@ func layoutOf(t *testing.T, svg []byte) layout {
 				rotated++
 			case e.Name.Local == "text" && rotated == 0:
 				x, _ := strconv.ParseFloat(attr["x"], 64)
-				text = &x
+				y, _ := strconv.ParseFloat(attr["y"], 64)
+				text = &placed{x: x, y: -y} // drawn turned upside down
 			case e.Name.Local == "path":
 				l.addPath(attr["d"], attr["style"])
 			}
 		case xml.CharData:
 			if text != nil {
-				l.texts[string(e)] = append(l.texts[string(e)], *text)
+				text.text = string(e)
+				l.texts[text.text] = append(l.texts[text.text], text.x)
+				l.placed = append(l.placed, *text)
 				text = nil
 			}
 		case xml.EndElement:
@@ -122,25 +138,45 @@ func (l *layout) addPath(d, style string) {
 		// an axis, a tick, the background, the span's shade
 	default:
 		l.marks = append(l.marks, b)
+		l.markStyles = append(l.markStyles, style)
 	}
 }
 
 // charts are a picture of each kind, as SVG.
 func charts(t *testing.T) map[string][]byte {
 	t.Helper()
-	size := Size{Width: 800, Height: 400}
+	return chartsAt(t, Size{Width: 800, Height: 400})
+}
+
+// chartsAt are a picture of each kind, as SVG, size big. With -pictures
+// DIR they are written there, as SVG and as PNG, to be looked at.
+func chartsAt(t *testing.T, size Size) map[string][]byte {
+	t.Helper()
 	out := map[string][]byte{}
-	for name, write := range map[string]func(io.Writer) error{
-		"bench": func(w io.Writer) error { return WriteBench(w, SVG, size, aBench) },
-		"power": func(w io.Writer) error { return WritePower(w, SVG, size, aRun) },
-		"nodes": func(w io.Writer) error { return WriteNodes(w, SVG, size, nodes) },
-		"llm":   func(w io.Writer) error { return WritePhases(w, SVG, size, twelveAtFour()) },
+	for name, write := range map[string]func(io.Writer, Format) error{
+		"bench": func(w io.Writer, f Format) error { return WriteBench(w, f, size, aBench) },
+		"power": func(w io.Writer, f Format) error { return WritePower(w, f, size, aRun) },
+		"nodes": func(w io.Writer, f Format) error { return WriteNodes(w, f, size, nodes) },
+		"llm":   func(w io.Writer, f Format) error { return WritePhases(w, f, size, twelveAtFour()) },
 	} {
 		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
+		if err := write(&buf, SVG); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		out[name] = buf.Bytes()
+		if *pictures == "" {
+			continue
+		}
+		var png bytes.Buffer
+		if err := write(&png, PNG); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for ext, b := range map[string][]byte{"svg": buf.Bytes(), "png": png.Bytes()} {
+			path := filepath.Join(*pictures, fmt.Sprintf("%s-%dx%d.%s", name, size.Width, size.Height, ext))
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
@@ -51,30 +50,16 @@ const (
 const maxLanes = 16
 
 // The colours of the bars, Okabe and Ito's, told apart without telling
-// red from green; and of the Macs' lines, the rest of their palette.
+// red from green; and of the Macs' lines, the rest of their palette
+// first (the bars' colours are in another panel).
 var (
-	prefillColor = color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}
-	decodeColor  = color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}
+	prefillColor = okabeOrange
+	decodeColor  = okabeBlue
 	failedColor  = color.Gray{Y: 0xa0}
-	macColors    = []color.Color{
-		color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff},
-		color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff},
-	}
+	macColors    = []color.Color{okabeGreen, okabePurple, okabeVermill, okabeSky, okabeBlue, okabeOrange}
 )
 
 func macColor(i int) color.Color { return macColors[i%len(macColors)] }
-
-// A Phases picture is meant to be shared as it is, so its text is
-// sans-serif and bigger than the other pictures' 10-point ticks: at 96
-// pixels an inch, 11 points are 14.7 pixels, 14 points 18.7.
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-const (
-	titlePoints   = 14
-	labelPoints   = 12
-	tickPoints    = 11
-	captionPoints = 12
-)
 
 // WritePhases draws p as format f, size big, to w: the Macs' power over
 // time above a lane of bars per request in flight, each request's
@@ -121,10 +106,10 @@ func (r RequestMarks) end() float64 { return max(r.Sent, r.First, r.Last) }
 // lanes, both on one time axis, under a title and a caption, with a
 // legend of both beside them.
 type phasesChart struct {
-	title, caption string
-	power, lanes   *plot.Plot
-	n              int // lanes drawn
-	legend         plot.Legend
+	head         head
+	power, lanes *plot.Plot
+	n            int // lanes drawn
+	legend       plot.Legend
 }
 
 // phasesChartOf lays out p's picture.
@@ -151,19 +136,7 @@ func phasesChartOf(p Phases) (phasesChart, error) {
 	if folded > 0 {
 		legend.Add(fmt.Sprintf("%d requests folded into the last lane", folded))
 	}
-	return phasesChart{title: p.Title, caption: p.Caption, power: power, lanes: requests, n: n, legend: legend}, nil
-}
-
-// sansPlot is a plot whose text is in the Phases picture's fonts.
-func sansPlot() *plot.Plot {
-	pl := plot.New()
-	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
-		a.Label.TextStyle.Font = font.From(sans, labelPoints)
-		a.Tick.Label.Font = font.From(sans, tickPoints)
-		a.Tick.Marker = manyTicks{}
-	}
-	pl.Legend.TextStyle.Font = font.From(sans, tickPoints)
-	return pl
+	return phasesChart{head: head{title: p.Title, caption: p.Caption}, power: power, lanes: requests, n: n, legend: legend}, nil
 }
 
 // legendName is a Mac's name cut to what a legend shows beside the data.

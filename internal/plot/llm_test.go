@@ -11,9 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -211,31 +209,6 @@ func TestAPhasesSVGNamesItsLinesAndBars(t *testing.T) {
 	}
 }
 
-// Every text of the picture is sans-serif and at least 11 points, 14.7
-// pixels at the picture's size, the title bigger: it is meant to be
-// read where it is shared, not only beside the data.
-func TestAPhasesPictureIsInSansSerifBigEnoughToRead(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WritePhases(&buf, SVG, Size{Width: 1000, Height: 500}, twelveAtFour()); err != nil {
-		t.Fatal(err)
-	}
-	styles := regexp.MustCompile(`font-family:([^;"]*);.*?font-size:([0-9.]+)px`).FindAllStringSubmatch(buf.String(), -1)
-	if len(styles) == 0 {
-		t.Fatal("no text in the SVG")
-	}
-	biggest := 0.0
-	for _, s := range styles {
-		size, _ := strconv.ParseFloat(s[2], 64)
-		if s[1] != "Liberation Sans" || size < 11 {
-			t.Errorf("a text in %s at %v points, want Liberation Sans at 11 or more", s[1], size)
-		}
-		biggest = max(biggest, size)
-	}
-	if biggest < 12 {
-		t.Errorf("the biggest text is %v points, want a title of 12 or more", biggest)
-	}
-}
-
 // A title too long for the picture is cut, its cut marked, to the width
 // left of the legend.
 func TestAPhasesTitleIsCutToTheWidth(t *testing.T) {
@@ -261,7 +234,7 @@ func TestThePowerStandsOverTheLanesOnOneTimeAxis(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := draw.New(vgsvg.New(750, 375))
-		top, bottom := pc.stack(pc.drawHead(c))
+		top, bottom := pc.stack(pc.head.draw(c))
 		dt, db := pc.power.DataCanvas(top), pc.lanes.DataCanvas(bottom)
 		if math.Abs(float64(dt.Min.X-db.Min.X)) > 0.01 || math.Abs(float64(dt.Max.X-db.Max.X)) > 0.01 {
 			t.Errorf("%s: the power's data span x %v to %v, the lanes' %v to %v", name, dt.Min.X, dt.Max.X, db.Min.X, db.Max.X)

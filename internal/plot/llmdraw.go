@@ -6,9 +6,7 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -70,14 +68,6 @@ func (lb laneBars) Plot(c draw.Canvas, pl *plot.Plot) {
 	}
 }
 
-// swatch is a bar's colour in the legend.
-type swatch struct{ fill color.Color }
-
-func (s swatch) Thumbnail(c *draw.Canvas) {
-	y0, y1 := c.Min.Y+c.Size().Y/6, c.Max.Y-c.Size().Y/6
-	c.FillPolygon(s.fill, []vg.Point{{X: c.Min.X, Y: y0}, {X: c.Max.X, Y: y0}, {X: c.Max.X, Y: y1}, {X: c.Min.X, Y: y1}})
-}
-
 // manyTicks are ticks at the widest round step (1, 2 or 5 times a power
 // of ten) that puts at least 5 in the range: gonum's own aim at 3, too
 // few to read a value off. Blank ones have no labels, for an axis whose
@@ -119,21 +109,8 @@ func (g labelledGrid) Plot(c draw.Canvas, pl *plot.Plot) {
 	g.Grid.Plot(c, &labelled)
 }
 
-// fitWidth cuts s to what sty shows of it in width, the cut marked.
-func fitWidth(sty text.Style, s string, width vg.Length) string {
-	fit := s
-	for n := len([]rune(s)); n > 1 && sty.Width(fit) > width; n-- {
-		fit = shorten(s, n-1)
-	}
-	return fit
-}
-
-// The room around a Phases picture's title and caption, and between its
-// power and its lanes.
-const (
-	headGap  = vg.Length(8)
-	panelGap = vg.Length(4)
-)
+// panelGap is the room between a Phases picture's power and its lanes.
+const panelGap = vg.Length(4)
 
 // The height of a lane, and the least and the most of the picture's
 // height that the lanes take.
@@ -145,31 +122,11 @@ const (
 
 func (pc phasesChart) draw(c draw.Canvas) {
 	besideLegend(c, pc.legend, func(area draw.Canvas) vg.Rectangle {
-		top, bottom := pc.stack(pc.drawHead(area))
+		top, bottom := pc.stack(pc.head.draw(area))
 		pc.power.Draw(top)
 		pc.lanes.Draw(bottom)
 		return vg.Rectangle{Min: pc.lanes.DataCanvas(bottom).Min, Max: pc.power.DataCanvas(top).Max}
 	})
-}
-
-// drawHead draws the title and the caption centred at the top of c, each
-// cut to its width, and returns what is left of c under them.
-func (pc phasesChart) drawHead(c draw.Canvas) draw.Canvas {
-	y := c.Max.Y - headGap
-	for _, l := range []struct {
-		text   string
-		points font.Length
-		color  color.Color
-	}{{pc.title, titlePoints, color.Black}, {pc.caption, captionPoints, color.Gray{Y: 0x40}}} {
-		if l.text == "" {
-			continue
-		}
-		sty := text.Style{Color: l.color, Font: font.From(sans, l.points), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-		fit := fitWidth(sty, l.text, c.Size().X-2*headGap)
-		c.FillText(sty, vg.Point{X: c.Center().X, Y: y}, fit)
-		y -= sty.Height(fit) + headGap/2
-	}
-	return draw.Crop(c, 0, 0, 0, y-c.Max.Y-headGap/2)
 }
 
 // stack splits c into the power's part above and the lanes' below, the

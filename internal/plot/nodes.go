@@ -10,14 +10,17 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
 // Nodes is the power of several Macs over the same time.
 type Nodes struct {
-	Title  string
-	Series []NodeSeries
+	// Title names the nodes on its first line; the lines after it give
+	// the watch's figures.
+	Title string
+	// Caption names the Macs' models and the sources (caption).
+	Caption string
+	Series  []NodeSeries
 }
 
 // NodeSeries is one node's windows, in time order, none overlapping
@@ -43,12 +46,11 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	if err := size.Check(); err != nil {
 		return err
 	}
-	pl := plot.New()
-	pl.Title.Text = n.Title
+	pl := sansPlot()
 	pl.X.Label.Text = "time from the first window's start (s)"
 	pl.Y.Label.Text = "power (W)"
 	pl.Add(plotter.NewGrid())
-	if err := addLines(pl, n.Series, plotutil.Color); err != nil {
+	if err := addLines(pl, n.Series, macColor); err != nil {
 		return err
 	}
 	total := Total(n.Series)
@@ -58,7 +60,7 @@ func WriteNodes(w io.Writer, f Format, size Size, n Nodes) error {
 	peak, first, last := extent(total)
 	pl.Y.Min, pl.Y.Max = fromZero(0, max(1, peak))
 	pl.X.Min, pl.X.Max = padded(first, last)
-	return writeChart(w, f, size, pl)
+	return writeChart(w, f, size, headOf(n.Title, n.Caption), pl)
 }
 
 // addLines draws each series that has windows as a step line of

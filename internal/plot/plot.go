@@ -4,6 +4,7 @@
 package plot
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -54,8 +55,14 @@ type Window struct {
 
 // Power is the power of a span over time.
 type Power struct {
-	// Title names what was measured.
-	Title   string
+	// Title names what was measured on its first line, "exopower run --
+	// make"; further lines say more of it, above the span's figures.
+	Title string
+	// Caption names the Mac and the source (caption).
+	Caption string
+	// Origin is what t = 0 is, for the time axis: "the command's start".
+	// Without one, it is the span's start.
+	Origin  string
 	Windows []Window
 	// SpanEnd is the span's length in seconds: it runs from 0 to SpanEnd.
 	SpanEnd float64
@@ -119,18 +126,11 @@ func WritePower(w io.Writer, f Format, size Size, p Power) error {
 	if err := size.Check(); err != nil {
 		return err
 	}
-	pl, err := powerPlot(p)
+	h, pl, err := powerPlot(p)
 	if err != nil {
 		return err
 	}
-	return writeChart(w, f, size, pl)
-}
-
-// writeChart draws pl as format f, size big, to w, its title cut to the
-// width and its legend beside the data (drawBeside).
-func writeChart(w io.Writer, f Format, size Size, pl *plot.Plot) error {
-	pl.Title.Text = fitTitle(pl.Title.Text, size.Width)
-	return writeDrawing(w, f, size, func(c draw.Canvas) { drawBeside(c, pl) })
+	return writeChart(w, f, size, h, pl)
 }
 
 // writeDrawing writes as format f, size big, to w what paint draws on
@@ -148,31 +148,31 @@ func writeDrawing(w io.Writer, f Format, size Size, paint func(draw.Canvas)) err
 		return fmt.Errorf("unknown plot format %q", f)
 	}
 	paint(draw.New(c))
+	if f == SVG {
+		return writeSVG(w, c)
+	}
 	_, err := c.WriteTo(w)
 	return err
 }
 
+// legendSlack is how much wider than its text the legend's column is.
+const legendSlack = 1.15
+
 // legendGap is the room between the data and the legend, and between the
 // legend and the picture's edge.
 const legendGap = vg.Length(12)
-
-// drawBeside draws pl on c with its legend in a column of its own, right
-// of the data and level with its top: inside the data, as gonum draws it,
-// an entry hides the points and lines under it.
-func drawBeside(c draw.Canvas, pl *plot.Plot) {
-	legend := pl.Legend
-	pl.Legend = plot.NewLegend()
-	besideLegend(c, legend, func(area draw.Canvas) vg.Rectangle {
-		pl.Draw(area)
-		return pl.DataCanvas(area).Rectangle
-	})
-}
 
 // besideLegend draws legend in a column of its own at the right of c, and
 // with drawData the rest left of it, which returns where its data landed:
 // the legend stands level with the data's top.
 func besideLegend(c draw.Canvas, legend plot.Legend, drawData func(area draw.Canvas) vg.Rectangle) {
 	width := legend.Rectangle(c).Size().X
+	if width > 0 {
+		// A viewer of an SVG without its font draws the text in another
+		// (svgFontFamily), DejaVu Sans's some 15% wider: the column's
+		// room keeps that in the picture.
+		width *= legendSlack
+	}
 	if width <= 0 {
 		drawData(c)
 		return
@@ -235,30 +235,56 @@ func shortenMiddle(s string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-// fitTitle cuts each line of a title to what a picture width pixels wide
-// shows of it, at the title's 12 points.
-func fitTitle(title string, width int) string {
-	lines := strings.Split(title, "\n")
-	for i, l := range lines {
-		lines[i] = shorten(l, width/7)
-	}
-	return strings.Join(lines, "\n")
+// The colours of Components' lines, Okabe and Ito's, the total black.
+var componentColors = []color.Color{okabeVermill, color.Black, okabeBlue, okabeOrange, okabeGreen, okabePurple}
+
+// spanColor shades the measured span, where it is shaded (shaded).
+var spanColor = color.RGBA{R: 0xe8, G: 0xee, B: 0xf8, A: 0xff}
+
+// SpanLegend names the shaded span in the legend.
+const SpanLegend = "measured span"
+
+// minOutside is how much of the time drawn the windows must reach
+// outside the span for it to be shaded: a span over nearly all of it
+// would shade the whole picture and tell nothing.
+const minOutside = 0.1
+
+// shaded says whether the span from 0 to spanEnd is shaded in a picture
+// of windows from first to last: where it is a part of the picture.
+func shaded(first, last, spanEnd float64) bool {
+	whole := max(last, spanEnd) - min(first, 0)
+	outside := max(0, -first) + max(0, last-spanEnd)
+	return whole > 0 && outside >= minOutside*whole
 }
 
-// powerPlot lays out the chart: the span shaded under a step line per
-// component, and the span's energy and average in the title.
-func powerPlot(p Power) (*plot.Plot, error) {
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s\n%.4g J over %.4g s, %.4g W on average (the shaded span)",
-		p.Title, p.Energy.Total, p.SpanEnd, p.Average.Total)
-	series := drawn(p.Windows)
-	if series[0] == 0 { // the system's leads, as in the summary
-		pl.Title.Text = fmt.Sprintf("%s\nsystem %.4g J over %.4g s, %.4g W on average (the shaded span); SoC %.4g J",
-			p.Title, p.Energy.System, p.SpanEnd, p.Average.System, p.Energy.Total)
+// powerHead is the head of p's picture: the title, and the span's energy
+// and average, the system's first where the windows hold it, as the
+// summary gives them.
+func powerHead(p Power, system, shade bool) head {
+	h := headOf(p.Title, p.Caption)
+	figures := fmt.Sprintf("%s over %.4g s, %s on average", joules(p.Energy.Total), p.SpanEnd, watts(p.Average.Total))
+	if system {
+		figures = fmt.Sprintf("system %s over %.4g s, %s on average; SoC %s",
+			joules(p.Energy.System), p.SpanEnd, watts(p.Average.System), joules(p.Energy.Total))
 	}
-	pl.X.Label.Text = "time from the span's start (s)"
+	if shade {
+		figures += " (the shaded span)"
+	}
+	h.lines = append(h.lines, figures)
+	return h
+}
+
+func joules(j float64) string { return fmt.Sprintf("%.4g J", j) }
+func watts(w float64) string  { return fmt.Sprintf("%.4g W", w) }
+
+// powerPlot lays out the chart: a step line per component, and the span
+// shaded behind them where it is a part of the picture.
+func powerPlot(p Power) (head, *plot.Plot, error) {
+	pl := sansPlot()
+	pl.X.Label.Text = fmt.Sprintf("time from %s (s)", cmp.Or(p.Origin, "the span's start"))
 	pl.Y.Label.Text = "power (W)"
-	peak, first, last := 0.0, math.Min(0, p.Windows[0].Start), p.SpanEnd
+	series := drawn(p.Windows)
+	peak, first, last := 0.0, math.Inf(1), math.Inf(-1)
 	for _, w := range p.Windows {
 		first, last = min(first, w.Start), max(last, w.End)
 		for _, i := range series {
@@ -267,30 +293,38 @@ func powerPlot(p Power) (*plot.Plot, error) {
 			}
 		}
 	}
+	shade := shaded(first, last, p.SpanEnd)
 	bottom, top := fromZero(0, math.Max(1, peak))
-	span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: bottom}, {X: p.SpanEnd, Y: bottom}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
-	if err != nil {
-		return nil, fmt.Errorf("the span: %w", err)
+	if shade {
+		span, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: bottom}, {X: p.SpanEnd, Y: bottom}, {X: p.SpanEnd, Y: top}, {X: 0, Y: top}})
+		if err != nil {
+			return head{}, nil, fmt.Errorf("the span: %w", err)
+		}
+		span.Color = spanColor
+		span.LineStyle.Width = 0
+		pl.Add(span)
 	}
-	span.Color = color.RGBA{R: 0xe8, G: 0xee, B: 0xf8, A: 0xff}
-	span.LineStyle.Width = 0
-	pl.Add(span, plotter.NewGrid())
-	colors := []color.Color{color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.Black, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}}
+	pl.Add(plotter.NewGrid())
 	for _, i := range series {
 		name := Components[i]
 		l, err := plotter.NewLine(steps(p.Windows, i))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return head{}, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		l.Color = colors[i]
+		l.Color = componentColors[i]
 		l.Width = vg.Points(1.5)
+		if name == "total" {
+			l.Width = vg.Points(2)
+		}
 		pl.Add(l)
 		pl.Legend.Add(name, l)
 	}
+	if shade {
+		pl.Legend.Add(SpanLegend, swatch{spanColor})
+	}
 	pl.Y.Min, pl.Y.Max = bottom, top
-	pl.X.Min, pl.X.Max = padded(first, last)
-	return pl, nil
+	pl.X.Min, pl.X.Max = padded(min(first, 0), max(last, p.SpanEnd))
+	return powerHead(p, series[0] == 0, shade), pl, nil
 }
 
 // steps are a component's points: each window's average held over it, so

@@ -24,14 +24,14 @@ import (
 type Chart func(w io.Writer, f Format, size Size) error
 
 // Read reads r and returns its picture: a bench's runs, the nodes of a
-// watch over several Macs, or the power over time of a recording or a
-// samples file. What it is comes from the "type" of its first JSON value;
-// anything else is a recording or a samples file. The title names what
-// was measured: a bench's commands, a watch's nodes, or for a recording
-// or a samples file, which name neither, name: the input's name as the
-// user would share it (its file's, not the path to it).
+// watch over several Macs, or the power over time of a watch of this Mac,
+// a recording or a samples file. What it is comes from the "type" of its
+// first JSON value (and a watch's line's "node"); anything else is a
+// recording or a samples file. The title names what was measured: a
+// bench's commands, a watch's nodes, the command of a samples file's
+// rows, or for a recording or rows that name none, name: the input's
+// name as the user would share it (its file's, not the path to it).
 func Read(r io.Reader, name string) (Chart, error) {
-	title := "exopower plot: " + name
 	head, r, err := firstJSON(r)
 	if err != nil {
 		return nil, err
@@ -48,6 +48,13 @@ func Read(r io.Reader, name string) (Chart, error) {
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteBench(w, f, size, b) }, nil
 	case "sample", "total":
+		if head.Type == "sample" && head.Node == "" {
+			p, err := readMacLines(newBounded(r))
+			if err != nil {
+				return nil, err
+			}
+			return func(w io.Writer, f Format, size Size) error { return WritePower(w, f, size, p) }, nil
+		}
 		n, err := readNodeLines(newBounded(r))
 		if err != nil {
 			return nil, err
@@ -58,7 +65,7 @@ func Read(r io.Reader, name string) (Chart, error) {
 		}
 		return func(w io.Writer, f Format, size Size) error { return WriteNodes(w, f, size, n) }, nil
 	case source.IOReportRecording:
-		return recordingChart(r, title)
+		return recordingChart(r, name)
 	case "summary":
 		if len(head.Nodes) > 0 {
 			return nil, cli.Fail(errors.New("a summary of several nodes (run --node --json) has no time series to plot"),
@@ -67,18 +74,19 @@ func Read(r io.Reader, name string) (Chart, error) {
 		return nil, cli.Fail(errors.New("a summary has no time series to plot"),
 			"plot the windows instead: those of run --samples FILE or of report --samples ndjson, or draw a run at once with run --plot FILE")
 	}
-	return recordingChart(r, title)
+	return recordingChart(r, name)
 }
 
 // recordingChart draws the power over time of a recording (powermetrics's
-// or IOReport's) or a samples file.
-func recordingChart(r io.Reader, title string) (Chart, error) {
+// or IOReport's) or a samples file, the input's name its title where
+// the rows name no command (PowerOf).
+func recordingChart(r io.Reader, name string) (Chart, error) {
 	rows, err := readWindows(r)
 	if err != nil {
 		return nil, err
 	}
 	return func(w io.Writer, f Format, size Size) error {
-		return WritePower(w, f, size, PowerOf(title, rows))
+		return WritePower(w, f, size, PowerOf(name, rows))
 	}, nil
 }
 
@@ -90,7 +98,7 @@ func benchChart(rep *bench.Report) Bench {
 	for _, r := range rep.Results {
 		names = append(names, r.Command)
 	}
-	b := Bench{Title: "exopower bench: " + listed(names)}
+	b := Bench{Title: "exopower bench: " + listed(names), Caption: caption(rep.Source)}
 	least := -1
 	for i, r := range rep.Results {
 		c := BenchCommand{Name: r.Command}
@@ -158,8 +166,10 @@ func listed(names []string) string {
 type watchLine struct {
 	wire.SampleLine
 	// The summary's.
+	StartedAt       string             `json:"started_at"`
 	DurationSeconds wire.Num           `json:"duration_seconds"`
 	AvgPowerWatts   wire.Components    `json:"avg_power_watts"`
+	Source          wire.Source        `json:"source"`
 	Nodes           []wire.NodeSummary `json:"nodes"`
 }
 
@@ -199,7 +209,7 @@ func (nl *nodeLines) add(l watchLine) error {
 	case l.Type == "summary":
 		nl.summary = &l
 	case l.Type == "sample" && l.Node == "":
-		return errors.New("a watch --json line of this Mac alone; plot takes the lines of watch --node --json")
+		return errors.New("a line of this Mac alone amid the lines of watch --node --json: plot takes the lines of one watch")
 	case l.Type == "sample":
 		end, err := time.Parse(time.RFC3339Nano, l.Time)
 		if err != nil {
@@ -259,7 +269,7 @@ func (nl *nodeLines) chart() Nodes {
 			t0 = min(t0, s.Windows[i].Start)
 		}
 	}
-	n := Nodes{Title: title}
+	n := Nodes{Title: title, Caption: nl.caption()}
 	for _, s := range nl.series {
 		for i := range s.Windows {
 			s.Windows[i].Start -= t0
@@ -271,10 +281,41 @@ func (nl *nodeLines) chart() Nodes {
 	return n
 }
 
+// caption names the nodes' Macs and sources, from the summary: once
+// where every node's are the same, else each node's after its name.
+func (nl *nodeLines) caption() string {
+	if nl.summary == nil || len(nl.summary.Nodes) == 0 {
+		return ""
+	}
+	srcOf := func(n wire.NodeSummary) wire.Source {
+		if n.Summary == nil {
+			return wire.Source{}
+		}
+		return n.Summary.Source
+	}
+	first := srcOf(nl.summary.Nodes[0])
+	var each []string
+	same := true
+	for _, n := range nl.summary.Nodes {
+		src := srcOf(n)
+		same = same && src == first
+		if c := caption(wire.Source{HWModel: src.HWModel, Tool: src.Tool}); c != "" {
+			each = append(each, cmp.Or(n.Label, n.Node)+": "+c)
+		}
+	}
+	if same {
+		return caption(first)
+	}
+	return strings.Join(each, "; ")
+}
+
 // jsonHead is what tells one JSON input of exopower's from another.
 type jsonHead struct {
 	Type  string            `json:"type"`
 	Nodes []json.RawMessage `json:"nodes"`
+	// Node names the Mac of a line of watch --node --json; a line of
+	// watch --json of this Mac alone has none.
+	Node string `json:"node"`
 }
 
 // firstJSON reads the first JSON value of r, if r starts with one, and
@@ -320,9 +361,17 @@ func readWindows(r io.Reader) ([]output.SampleRow, error) {
 }
 
 // PowerOf is what the plot shows of rows: the span runs from 0 to the end
-// of the last row's part inside it, and its energy is the rows' sum.
-func PowerOf(title string, rows []output.SampleRow) Power {
-	p := Power{Title: title}
+// of the last row's part inside it, and its energy is the rows' sum. The
+// title names the command the rows measured, or where they name none (a
+// recording's), the input's name; the caption names their Mac and source.
+func PowerOf(name string, rows []output.SampleRow) Power {
+	p := Power{Title: "exopower plot: " + name, Origin: "the recording's start"}
+	if len(rows) > 0 {
+		if cmd := rows[0].Command; cmd != nil {
+			p.Title, p.Origin = "exopower run -- "+output.ShellQuote(cmd), "the command's start"
+		}
+		p.Caption = caption(rows[0].Source)
+	}
 	for _, r := range rows {
 		p.Windows = append(p.Windows, Window{Start: float64(r.StartSeconds), End: float64(r.EndSeconds), Power: r.PowerWatts.Values(), Has: r.PowerWatts.Has()})
 		p.Energy = p.Energy.Add(r.EnergyJoules.Values())
