@@ -109,7 +109,13 @@ func (rep *Report) sourceName() string {
 		if len(rep.Results[0].Run.Summary.Nodes) == 1 {
 			src = rep.Results[0].Run.Summary.Nodes[0].Source
 		}
-		return strings.TrimSpace(src.HWModel + " " + src.Tool)
+		var parts []string
+		for _, p := range []string{src.HWModel, src.Tool} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		return strings.Join(parts, " · ")
 	}
 	return ""
 }
