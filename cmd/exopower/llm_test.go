@@ -145,7 +145,7 @@ func TestLLMJoulesPerTokenOfEachPhase(t *testing.T) {
 func TestLLMConcurrencyKeepsTheRunExactAndSaysWhatIsEstimated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, url, cfg := modelServer(t, dir, nil)
+	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) { cfg.Continuous = true })
 	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "6", "-c", "3", "-w", "0", "--baseline", "1s", "-i", "50ms", "--max-tokens", "16", "--prompt-tokens", "32", url)
 	if code != 0 || rep == nil {
 		t.Fatalf("status %d, stderr %s", code, stderr)
@@ -166,6 +166,13 @@ func TestLLMConcurrencyKeepsTheRunExactAndSaysWhatIsEstimated(t *testing.T) {
 	if res.Run.CompletionTokens != 6*16 || res.Run.JoulesPerOutputToken == nil {
 		t.Errorf("run %+v", res.Run)
 	}
+	// The fake serves one request at a time, as a server of one slot
+	// does: the others wait in its queue, and each request's estimate is
+	// its own phases', not a share of the one being served (the first
+	// request, to an idle server, shows how long a prefill takes).
+	soc := res.Figures.SoC
+	within(t, "estimated net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 3)
+	within(t, "estimated net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/32, 3)
 }
 
 // What a server does wrong is said, with its own message, and every

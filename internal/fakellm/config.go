@@ -33,6 +33,11 @@ type Config struct {
 	// Period is the length of a slot; slot k is [k·Period, (k+1)·Period)
 	// of Unix time. Prefill + Decode must fit in it.
 	Period time.Duration
+	// Continuous serves each request as soon as it arrives (after Lead)
+	// or, when another is being served, as soon as that one is done: a
+	// server of one slot, without the slots' alignment to Period, so that
+	// a request to an idle server waits for nothing.
+	Continuous bool
 	// Lead is the least time from a request's arrival to the start of its
 	// slot; 0 means DefaultLead.
 	Lead time.Duration

@@ -18,6 +18,9 @@ type queue struct {
 	// is one.
 	last  int64
 	taken bool
+	// free is when the request served last is done, in Unix nanoseconds
+	// (Config.Continuous).
+	free int64
 }
 
 // take gives a request that arrives now the first slot that starts at
@@ -28,6 +31,14 @@ type queue struct {
 func (q *queue) take(now time.Time) (time.Time, error) {
 	period := int64(q.c.Period)
 	earliest := now.UnixNano() + int64(q.c.lead())
+	if q.c.Continuous {
+		start := max(earliest, q.free)
+		if err := q.appendOverrides(start); err != nil {
+			return time.Time{}, err
+		}
+		q.free = start + int64(q.c.Prefill+q.c.Decode)
+		return time.Unix(0, start), nil
+	}
 	k := earliest / period
 	if k*period < earliest {
 		k++

@@ -52,69 +52,115 @@ func (r *Request) phases() [2]span {
 	return [2]span{{r.sent, r.first}, {r.first, r.last}}
 }
 
-// rates are the tokens a second of the request's phases: the share of
-// the Mac that a phase takes while other requests are in flight. NaN
-// where it is not known.
-func (r *Request) rates() [2]float64 {
-	ph := r.phases()
-	rate := [2]float64{math.NaN(), math.NaN()}
-	if s := ph[0].to.Sub(ph[0].from).Seconds(); s > 0 && r.processed() > 0 {
-		rate[0] = float64(r.processed()) / s
-	}
-	if s := ph[1].to.Sub(ph[1].from).Seconds(); s > 0 && r.CompletionTokens > 1 {
-		rate[1] = float64(r.CompletionTokens-1) / s
-	}
-	return rate
-}
-
-// segment is a phase of a request, for the sweep.
+// segment is a stretch of a request's phase, for the sweep: its share
+// of the Mac, where other requests are in flight, is by rate.
 type segment struct {
 	req, phase int
 	span
 	rate float64
 }
 
+// segments are a request's phases as the sweep shares them. The decode
+// works at its tokens a second throughout. The prefill, as a client sees
+// it, is the request's wait in the server's queue and then the prompt's
+// processing, which only the first token's arrival shows; so its work
+// is taken to be its last work seconds (see prefillWork), at its prompt
+// tokens a second, and the wait before it a stretch of no work, which
+// takes no share while another request works. NaN rates are not known.
+func (r *Request) segments(i int, work time.Duration) []segment {
+	ph := r.phases()
+	var out []segment
+	pre := ph[0]
+	if d := pre.to.Sub(pre.from); d > 0 {
+		rate := math.NaN()
+		if r.processed() > 0 {
+			rate = float64(r.processed()) / min(work, d).Seconds()
+		}
+		if work > 0 && work < d && !r.first.IsZero() {
+			cut := pre.to.Add(-work)
+			out = append(out, segment{req: i, phase: 0, span: span{pre.from, cut}, rate: 0})
+			pre.from = cut
+		}
+		out = append(out, segment{req: i, phase: 0, span: pre, rate: rate})
+	}
+	if d := ph[1].to.Sub(ph[1].from); d > 0 {
+		rate := math.NaN()
+		if r.CompletionTokens > 1 {
+			rate = float64(r.CompletionTokens-1) / d.Seconds()
+		}
+		out = append(out, segment{req: i, phase: 1, span: ph[1], rate: rate})
+	}
+	return out
+}
+
+// prefillWork is how long each request's prompt processing took, as
+// far as the requests show it: the least time to first token a prompt
+// token of any of them, times the request's own prompt tokens (the
+// least time to first token where tokens are not known). The least is
+// the request that waited least in the queue; those that waited longer
+// processed their prompts as fast.
+func prefillWork(rs []Request) []time.Duration {
+	perToken, least := math.Inf(1), time.Duration(math.MaxInt64)
+	for _, r := range rs {
+		if r.first.IsZero() {
+			continue
+		}
+		ttft := r.first.Sub(r.sent)
+		least = min(least, ttft)
+		if n := r.processed(); n > 0 {
+			perToken = min(perToken, ttft.Seconds()/float64(n))
+		}
+	}
+	work := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		switch {
+		case r.first.IsZero():
+		case r.processed() > 0 && !math.IsInf(perToken, 1):
+			work[i] = time.Duration(perToken * float64(r.processed()) * 1e9)
+		case least < time.Duration(math.MaxInt64):
+			work[i] = least
+		}
+	}
+	return work
+}
+
 // attribute reads each request's phases from every node's windows. Where
 // requests overlap, each stretch between two edges of any request is
-// shared among the phases in flight by their tokens a second (equally
-// when one's is not known): an estimate, said as such. Where a phase
-// has the Mac to itself, its share is all of it: measured.
+// shared among the stretches of work in flight by their tokens a second
+// (a request waiting in the queue takes none): an estimate, said as
+// such. Where a phase has the Mac to itself, its share is all of it:
+// measured.
 func attribute(rs []Request, tls []*Timeline) {
 	var segs []segment
 	edges := []time.Time{}
+	work := prefillWork(rs)
 	for i := range rs {
-		ph, rate := rs[i].phases(), rs[i].rates()
+		ph := rs[i].phases()
 		for p := range 2 {
 			rs[i].phase(p).init(len(tls), ph[p])
-			if ph[p].to.After(ph[p].from) {
-				segs = append(segs, segment{req: i, phase: p, span: ph[p], rate: rate[p]})
-				edges = append(edges, ph[p].from, ph[p].to)
-			}
+		}
+		for _, sg := range rs[i].segments(i, work[i]) {
+			segs = append(segs, sg)
+			edges = append(edges, sg.from, sg.to)
 		}
 	}
 	slices.SortFunc(edges, func(a, b time.Time) int { return a.Compare(b) })
 	edges = slices.CompactFunc(edges, func(a, b time.Time) bool { return a.Equal(b) })
+	slices.SortFunc(segs, func(a, b segment) int { return a.from.Compare(b.from) })
+	var active []int
+	next := 0
 	for j := 0; j+1 < len(edges); j++ {
 		a, b := edges[j], edges[j+1]
-		active := inFlight(segs, a, b)
-		if len(active) == 0 {
-			continue
-		}
-		shares := sharesOf(segs, active)
-		for n, si := range active {
-			rs[segs[si].req].phase(segs[si].phase).AttributedSeconds += wire.Num(shares[n] * b.Sub(a).Seconds())
-		}
-		for k, tl := range tls {
-			e := tl.Energy(a, b)
-			for n, si := range active {
-				s := segs[si]
-				rs[s.req].phase(s.phase).add(k, e, shares[n])
+		// The segments in flight over [a, b]: every edge is some
+		// segment's end, so a segment covers the stretch or misses it.
+		active = slices.DeleteFunc(active, func(si int) bool { return !segs[si].to.After(a) })
+		for ; next < len(segs) && !segs[next].from.After(a); next++ {
+			if segs[next].to.After(a) {
+				active = append(active, next)
 			}
 		}
-		if len(active) > 1 && differ(segs, active) {
-			for _, si := range active {
-				rs[segs[si].req].Overlapped = true
-			}
+		if len(active) > 0 {
+			share(rs, segs, active, tls, a, b)
 		}
 	}
 	for i := range rs {
@@ -130,6 +176,27 @@ func attribute(rs []Request, tls []*Timeline) {
 	}
 }
 
+// share gives the segments in flight over [a, b] their shares of its
+// energy on every node, and of its time.
+func share(rs []Request, segs []segment, active []int, tls []*Timeline, a, b time.Time) {
+	shares := sharesOf(segs, active)
+	for n, si := range active {
+		rs[segs[si].req].phase(segs[si].phase).AttributedSeconds += wire.Num(shares[n] * b.Sub(a).Seconds())
+	}
+	for k, tl := range tls {
+		e := tl.Energy(a, b)
+		for n, si := range active {
+			s := segs[si]
+			rs[s.req].phase(s.phase).add(k, e, shares[n])
+		}
+	}
+	if differ(segs, active) {
+		for _, si := range active {
+			rs[segs[si].req].Overlapped = true
+		}
+	}
+}
+
 // differ says the active segments are of more than one request.
 func differ(segs []segment, active []int) bool {
 	for _, si := range active[1:] {
@@ -140,28 +207,31 @@ func differ(segs []segment, active []int) bool {
 	return false
 }
 
-// inFlight are the segments that cover [a, b]. Edges are every
-// segment's ends, so a segment covers the stretch or misses it.
-func inFlight(segs []segment, a, b time.Time) []int {
-	var in []int
-	for i, s := range segs {
-		if !s.from.After(a) && !s.to.Before(b) {
-			in = append(in, i)
-		}
-	}
-	return in
-}
-
-// sharesOf are the active segments' shares of a stretch: by rate, or
-// equal when a rate is unknown.
+// sharesOf are the active segments' shares of a stretch, by rate. A rate
+// not known is taken as the mean of those known (so that one request
+// without usage does not make every other share alike); with none known,
+// all share alike. Segments of no work share only when none works.
 func sharesOf(segs []segment, active []int) []float64 {
 	shares := make([]float64, len(active))
+	known, sum := 0, 0.0
+	for _, si := range active {
+		if r := segs[si].rate; !math.IsNaN(r) {
+			known, sum = known+1, sum+r
+		}
+	}
+	mean := 1.0
+	if known > 0 && sum > 0 {
+		mean = sum / float64(known)
+	}
 	total := 0.0
 	for n, si := range active {
 		shares[n] = segs[si].rate
-		total += segs[si].rate
+		if math.IsNaN(shares[n]) {
+			shares[n] = mean
+		}
+		total += shares[n]
 	}
-	if math.IsNaN(total) || !(total > 0) {
+	if !(total > 0) {
 		for n := range shares {
 			shares[n] = 1
 		}

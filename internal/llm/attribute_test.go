@@ -117,3 +117,39 @@ func TestPercentileIsNumpysLinear(t *testing.T) {
 		near(t, "percentile", percentile(xs, q), want)
 	}
 }
+
+// A server that serves one request at a time queues the others: a
+// request waiting for its turn takes no share of the one being served,
+// and its prefill is charged for its prompt's processing alone.
+func TestAQueuedRequestTakesNoShareWhileItWaits(t *testing.T) {
+	tl := steady(func(int) float64 { return 10 })
+	rs := []Request{
+		request(0, 1, 3, 100, 21), // served at once: prefill [0,1], decode [1,3]
+		request(0, 4, 6, 100, 21), // queued until 3, prefill [3,4], decode [4,6]
+	}
+	attribute(rs, []*Timeline{tl})
+	for i := range rs {
+		for _, ph := range []*Phase{&rs[i].Prefill, &rs[i].Decode, &rs[i].Whole} {
+			ph.fill(nil, false, nil)
+		}
+	}
+	near(t, "A's prefill", float64(rs[0].Prefill.EnergyJoules), 10)
+	near(t, "A's decode", float64(rs[0].Decode.EnergyJoules), 20)
+	near(t, "B's prefill", float64(rs[1].Prefill.EnergyJoules), 10+0) // its wait [0,3] was A's
+	near(t, "B's decode", float64(rs[1].Decode.EnergyJoules), 20)
+	near(t, "B's prefill time, shared", float64(rs[1].Prefill.AttributedSeconds), 1)
+	if !rs[1].Overlapped {
+		t.Error("B waited while A ran, and is not said to overlap")
+	}
+}
+
+// A request whose rate is not known (no usage) shares as the mean of
+// those known, not making every request share alike.
+func TestAnUnknownRateIsTheMeanOfTheKnown(t *testing.T) {
+	segs := []segment{{rate: 100}, {rate: 10}, {rate: math.NaN()}}
+	got := sharesOf(segs, []int{0, 1, 2})
+	near(t, "the known fast one", got[0], 100/165.0)
+	near(t, "the unknown one", got[2], 55/165.0)
+	got = sharesOf([]segment{{rate: 0}, {rate: math.NaN()}}, []int{0, 1})
+	near(t, "a waiting one beside an unknown one", got[0], 0)
+}
