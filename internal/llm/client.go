@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -78,6 +79,8 @@ func Endpoint(raw string, api API) (*url.URL, API, error) {
 		return u, Chat, nil
 	case strings.HasSuffix(p, "/completions"):
 		return u, Completions, nil
+	case strings.HasSuffix(p, "/v1/models"):
+		p = strings.TrimSuffix(p, "/models")
 	case !strings.HasSuffix(p, "/v1"):
 		p += "/v1"
 	}
@@ -92,7 +95,14 @@ func Endpoint(raw string, api API) (*url.URL, API, error) {
 // NewClient is a client of u. It follows no redirect: an answer that
 // sends elsewhere is an error that names where.
 func NewClient(u *url.URL, api API, key string, stall time.Duration, opts Options) *Client {
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// No proxy from the environment: the key goes to u's host and
+	// nowhere else. As many idle connections as requests in flight, so
+	// that no request pays for a new one (and a TLS handshake) on the
+	// Mac being measured.
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1024, ForceAttemptHTTP2: true,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second}
+	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &Client{URL: u, API: api, Key: key, Stall: stall, Options: opts, hc: hc}
 }
 
@@ -244,6 +254,14 @@ func (c *Client) Do(ctx context.Context, model string, p Prompt, edges Edges) An
 	}
 	c.read(ctx, resp.Body, &a, edges, func() { watch.Reset(c.Stall) })
 	edges.Ended()
+	if a.Err != nil {
+		if msg := a.Err.Error(); c.redact(msg) != msg {
+			a.Err = errors.New(c.redact(msg))
+		}
+		if errors.Is(context.Cause(ctx), context.Canceled) && ctx.Err() != nil {
+			a.Err = ErrInterrupted
+		}
+	}
 	return a
 }
 
@@ -274,7 +292,7 @@ func (c *Client) check(resp *http.Response) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
-		return fmt.Errorf("POST %s: %w", c.URL.Redacted(), &StatusError{Code: resp.StatusCode, Message: errorMessage(b)})
+		return fmt.Errorf("POST %s: %w", c.URL.Redacted(), &StatusError{Code: resp.StatusCode, Message: c.redact(errorMessage(b))})
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return fmt.Errorf("POST %s: the server answered %q, not a stream of events (text/event-stream): exopower needs a streamed answer to find the first token; check that the server streams this route", c.URL.Redacted(), cluster.Clean(ct))
@@ -282,11 +300,26 @@ func (c *Client) check(resp *http.Response) error {
 	return nil
 }
 
+// redact takes the key out of a server's text: a server may echo what it
+// was sent.
+func (c *Client) redact(s string) string {
+	if len(c.Key) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, c.Key, "[the key]")
+}
+
 // errorMessage is the message of an OpenAI error body, or the body's
 // text, made safe to print.
 func errorMessage(b []byte) string {
 	var e struct {
-		Error json.RawMessage `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Object == "error" && e.Message != "" {
+		// vLLM's and others' shape: {"object": "error", "message": ...}.
+		return cluster.Clean(e.Message)
 	}
 	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
 		var obj struct {
@@ -309,6 +342,7 @@ func errorMessage(b []byte) string {
 func (c *Client) Models(ctx context.Context) ([]string, error) {
 	u := *c.URL
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions"), "/completions") + "/models"
+	u.RawQuery = ""
 	ctx, cancel := context.WithTimeout(ctx, min(c.Stall, 30*time.Second))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -332,7 +366,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), &StatusError{Code: resp.StatusCode, Message: errorMessage(body)})
+		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), &StatusError{Code: resp.StatusCode, Message: c.redact(errorMessage(body))})
 	}
 	var list struct {
 		Data []struct {

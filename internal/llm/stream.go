@@ -15,7 +15,9 @@ import (
 
 // read reads a stream of server-sent events to its end: data: [DONE],
 // the end of the body, an error in it, or ctx's end. seen is called at
-// every line of data, to hold off the stall bound.
+// every sign of progress (text, an end, usage), to hold off the stall
+// bound: a server that sends only comments or empty events to keep the
+// line open has stalled all the same.
 func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edges, seen func()) {
 	r := bufio.NewReaderSize(&capped{r: body, left: MaxResponse}, 64<<10)
 	var data []byte
@@ -29,7 +31,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edge
 		case len(line) == 0:
 			// A blank line ends an event.
 			if len(data) > 0 {
-				if c.event(data, a, edges) {
+				if c.event(data, a, edges, seen) {
 					a.Ended = time.Now()
 					return
 				}
@@ -38,10 +40,6 @@ func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edge
 		case line[0] == ':':
 			// A comment, which some servers send to keep the line open.
 		case bytes.HasPrefix(line, []byte("data:")):
-			// Only data holds off the stall bound: a server that sends
-			// nothing but comments to keep the line open has stalled all
-			// the same.
-			seen()
 			v := bytes.TrimPrefix(line[5:], []byte(" "))
 			if len(data) > 0 {
 				data = append(data, '\n')
@@ -80,9 +78,12 @@ func (c *Client) ended(ctx context.Context, a *Answer, err error) {
 }
 
 // event takes one event's data; it reports the end of the stream.
-func (c *Client) event(data []byte, a *Answer, edges Edges) bool {
+func (c *Client) event(data []byte, a *Answer, edges Edges, seen func()) bool {
 	if string(data) == "[DONE]" {
 		a.Done = true
+		if a.FinishReason == "" && a.Err == nil {
+			a.Warnings = append(a.Warnings, "the stream ended with data: [DONE] but no finish_reason")
+		}
 		return true
 	}
 	if !json.Valid(data) {
@@ -95,6 +96,7 @@ func (c *Client) event(data []byte, a *Answer, edges Edges) bool {
 		// rest of the client.
 		if hasText(data) {
 			a.piece(edges)
+			seen()
 		}
 		return false
 	}
@@ -103,19 +105,26 @@ func (c *Client) event(data []byte, a *Answer, edges Edges) bool {
 		a.Err = fmt.Errorf("an event that is not a chunk: %v: %s", err, cluster.Clean(string(data)))
 		return true
 	}
-	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+	if len(ch.Error) > 0 && string(ch.Error) != "null" || ch.Object == "error" {
 		a.Err = fmt.Errorf("the server sent an error mid-stream: %s", errorMessage(data))
 		return true
 	}
 	for _, choice := range ch.Choices {
 		if choice.text() {
 			a.piece(edges)
+			seen()
 		}
 		if choice.FinishReason != nil && *choice.FinishReason != "" {
 			a.FinishReason = *choice.FinishReason
+			seen()
 		}
 	}
+	if u := ch.Usage; u != nil && (u.PromptTokens < 0 || u.CompletionTokens < 0) {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the server's usage gave negative counts (%d prompt, %d completion tokens): not used", u.PromptTokens, u.CompletionTokens))
+		ch.Usage = nil
+	}
 	if ch.Usage != nil {
+		seen()
 		a.Usage, a.PromptTokens, a.CompletionTokens = true, ch.Usage.PromptTokens, ch.Usage.CompletionTokens
 		if d := ch.Usage.PromptTokensDetails; d != nil {
 			a.CachedTokens = d.CachedTokens
@@ -136,6 +145,7 @@ func (a *Answer) piece(edges Edges) {
 }
 
 type chunk struct {
+	Object  string          `json:"object"`
 	Choices []choice        `json:"choices"`
 	Usage   *usage          `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -174,22 +184,38 @@ type usage struct {
 // error that would need decoding: then only its text matters.
 func plain(data []byte) bool {
 	for _, key := range []string{`"usage"`, `"finish_reason"`, `"error"`} {
-		if v, ok := valueAfter(data, key); ok && !bytes.HasPrefix(v, []byte("null")) {
+		if anyValue(data, key, func(v []byte) bool { return !bytes.HasPrefix(v, []byte("null")) }) {
 			return false
 		}
 	}
-	return true
+	return !anyValue(data, `"object"`, func(v []byte) bool { return bytes.HasPrefix(v, []byte(`"error"`)) })
 }
 
 // hasText says a chunk has a string of text that is not empty, under
 // any of the keys that carry text.
 func hasText(data []byte) bool {
 	for _, key := range []string{`"content"`, `"text"`, `"reasoning_content"`, `"reasoning"`} {
-		if v, ok := valueAfter(data, key); ok && len(v) > 1 && v[0] == '"' && v[1] != '"' {
+		if anyValue(data, key, func(v []byte) bool { return len(v) > 1 && v[0] == '"' && v[1] != '"' }) {
 			return true
 		}
 	}
 	return false
+}
+
+// anyValue says whether any of key's values in data, as an object's key,
+// is one that f takes: a key may come more than once, as "content" does
+// in a chunk's logprobs and in its delta.
+func anyValue(data []byte, key string, f func([]byte) bool) bool {
+	for rest := data; ; {
+		v, ok := valueAfter(rest, key)
+		if !ok {
+			return false
+		}
+		if f(v) {
+			return true
+		}
+		rest = v
+	}
 }
 
 // valueAfter is what follows key's first occurrence as an object's key

@@ -175,3 +175,20 @@ func TestCommentsAloneAreAStall(t *testing.T) {
 		t.Errorf("answer %+v, want a stall", a)
 	}
 }
+
+// A key may come more than once: "content" in a chunk's logprobs before
+// its delta's; an error may come as vLLM sends it.
+func TestEveryOccurrenceOfAKeyCounts(t *testing.T) {
+	if !hasText([]byte(`{"choices":[{"logprobs":{"content":null},"delta":{"content":"tok"}}]}`)) {
+		t.Error("the delta's text after the logprobs' content was missed")
+	}
+	if plain([]byte(`{"object":"error","message":"CUDA out of memory"}`)) {
+		t.Error("an error object read as a plain chunk")
+	}
+	c := serveRaw(t, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"+
+		"data: {\"object\":\"error\",\"message\":\"CUDA out of memory\",\"type\":\"InternalServerError\",\"code\":500}\n\ndata: [DONE]\n\n")
+	a := c.Do(context.Background(), "m", Prompt{Text: "x"}, &noEdges{})
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "CUDA out of memory") {
+		t.Errorf("answer %+v", a)
+	}
+}
