@@ -15,6 +15,10 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 )
 
+// maxPromptWords bounds --prompt-tokens: 128 K tokens, beyond the context
+// of most models, at a few bytes a word for every request in flight.
+const maxPromptWords = 128 << 10
+
 type llmOptions struct {
 	commonOptions
 	models                         []string
@@ -69,14 +73,14 @@ no redirect is followed.`,
 	f := c.Flags()
 	f.StringSliceVarP(&o.models, "model", "m", nil, "the `MODEL`s to ask, comma-separated or repeated, each a setting of its own (default: the one the server lists, when it lists one)")
 	f.IntSliceVarP(&o.concurrency, "concurrency", "c", []int{1}, "requests in flight at once, `N`; several (1,4,8) are settings of their own")
-	f.IntVarP(&o.requests, "requests", "r", 10, "measured requests of each setting, `NUM` (with --duration: at most, 0 no bound)")
+	f.IntVarP(&o.requests, "requests", "r", 10, "measured requests of each setting, `NUM` (with --duration: at most this many when given)")
 	f.DurationVar(&o.duration, "duration", 0, "send measured requests for this long in each setting, instead of a count")
 	f.IntVarP(&o.warmup, "warmup", "w", 1, "`NUM` requests of each setting before the measured ones, not measured (the model's load is not a request's cost)")
 	f.StringVar(&o.prompts, "prompts", "", "take the prompts from `FILE`, JSON lines of \"text\", {\"prompt\": ...} or {\"messages\": [...]}, in turn")
 	f.IntVar(&o.promptWords, "prompt-tokens", 128, "without --prompts, make each prompt about `N` tokens long (N common words; the server's count is what the figures use)")
 	f.IntVar(&o.maxTokens, "max-tokens", 128, "ask for at most `N` output tokens a request (max_tokens; 0 leaves the server's default)")
 	f.Float64Var(&o.temperature, "temperature", 0, "pass `T` as the requests' temperature (default: the server's)")
-	f.Int64Var(&o.seed, "seed", 0, "pass `N` as the requests' seed, and make the prompts from it (default: none passed, prompts from 1)")
+	f.Int64Var(&o.seed, "seed", 0, "pass `N` as the requests' seed, and make the prompts from it (default: none passed, prompts from a new seed each run, in the JSON's prompt_seed)")
 	f.BoolVar(&o.completions, "completions", false, "with a base URL, use /v1/completions rather than /v1/chat/completions")
 	f.StringVar(&o.keyFile, "api-key-file", "", "read the API key from `FILE` (default $OPENAI_API_KEY); it is never printed")
 	f.DurationVar(&o.stall, "stall", 2*time.Minute, "give up on a request when the server sends nothing for this long (its answer's head or its next line of data; comments that keep the line open do not count)")
@@ -102,11 +106,13 @@ func (o *llmOptions) validate(changed func(string) bool) error {
 		return cli.Fail(errors.New("--duration and --baseline take 0 or a duration"))
 	case o.stall <= 0:
 		return cli.Fail(fmt.Errorf("--stall %v: it takes a duration above 0", o.stall), "2m, the default, suits most servers")
-	case o.promptWords < 4 || o.promptWords > 1<<20:
-		return cli.Fail(fmt.Errorf("--prompt-tokens %d: it takes 4 to %d", o.promptWords, 1<<20))
+	case o.promptWords < 4 || o.promptWords > maxPromptWords:
+		return cli.Fail(fmt.Errorf("--prompt-tokens %d: it takes 4 to %d", o.promptWords, maxPromptWords), "longer than any model's context; a file of --prompts takes longer ones")
 	case o.maxTokens < 0:
 		return cli.Fail(fmt.Errorf("--max-tokens %d: it takes 0 (the server's default) or more", o.maxTokens))
-	case changed("temperature") && (math.IsNaN(o.temperature) || o.temperature < 0):
+	case changed("model") && len(o.models) == 0:
+		return cli.Fail(errors.New("--model: an empty name"), "name the model, or leave -m out to take the one the server lists")
+	case changed("temperature") && (math.IsNaN(o.temperature) || math.IsInf(o.temperature, 0) || o.temperature < 0):
 		return cli.Fail(fmt.Errorf("--temperature %v: it takes 0 or more", o.temperature))
 	case changed("prompts") && changed("prompt-tokens"):
 		return cli.Fail(errors.New("--prompts and --prompt-tokens: give one of them"))
@@ -131,7 +137,11 @@ func (o *llmOptions) validate(changed func(string) bool) error {
 // exopower, else $OPENAI_API_KEY.
 func (o *llmOptions) key(s *cli.Streams, id child.Identity) (string, error) {
 	if o.keyFile == "" {
-		return strings.TrimSpace(s.Getenv("OPENAI_API_KEY")), nil
+		k := strings.TrimSpace(s.Getenv("OPENAI_API_KEY"))
+		if strings.ContainsAny(k, "\r\n") {
+			return "", cli.Fail(errors.New("$OPENAI_API_KEY holds more than one line: want the key alone"))
+		}
+		return k, nil
 	}
 	f, err := access.Open(o.keyFile, id.Cred)
 	if err != nil {

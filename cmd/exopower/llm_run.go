@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"time"
 
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/bench"
@@ -20,6 +22,11 @@ import (
 func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string, changed func(string) bool) error {
 	if err := o.validate(changed); err != nil {
 		return err
+	}
+	if changed("duration") && !changed("requests") {
+		// --duration alone sends for the whole duration: -r's default is
+		// not a bound the user gave.
+		o.requests = 0
 	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {
@@ -106,7 +113,9 @@ func (o *llmOptions) client(s *cli.Streams, id child.Identity, rawURL string, ch
 // prompts of --prompt-tokens words.
 func (o *llmOptions) readPrompts(id child.Identity, changed func(string) bool) (*llm.Prompts, error) {
 	if o.prompts == "" {
-		seed := uint64(1)
+		// A new seed each run, unless given: a server's cache of prompts
+		// from an earlier run must not serve this one's.
+		seed := uint64(time.Now().UnixNano())
 		if changed("seed") {
 			seed = uint64(o.seed)
 		}
@@ -134,12 +143,18 @@ func (o *llmOptions) settings(ctx context.Context, s *cli.Streams, c *llm.Client
 		return nil, cli.Fail(errors.New("interrupted before the first request; nothing was measured"))
 	}
 	var se *llm.StatusError
+	var ne net.Error
+	var oe *net.OpError
 	switch {
-	case err != nil && !errors.As(err, &se):
+	case err != nil && (errors.As(err, &ne) || errors.As(err, &oe)):
 		return nil, cli.Fail(fmt.Errorf("the server does not answer: %w", err), "check that it runs and listens there: curl "+c.URL.Redacted())
-	case err != nil && (se.Code == 401 || se.Code == 403):
+	case err != nil && errors.As(err, &se) && (se.Code == 401 || se.Code == 403):
 		return nil, cli.Fail(err, "give the server's key in $OPENAI_API_KEY or --api-key-file")
+	case err != nil && len(o.models) == 0:
+		return nil, cli.Fail(fmt.Errorf("no --model, and the server's list of models could not be read: %w", err), "name the model with -m")
 	}
+	// With -m, a list of models that cannot be read is no matter: the
+	// server answered, and the requests will say what it takes.
 	models := o.models
 	if len(models) == 0 {
 		if len(listed) != 1 {

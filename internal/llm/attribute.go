@@ -39,6 +39,9 @@ func newRequest(i int, a Answer) Request {
 	if a.Err != nil {
 		msg := a.Err.Error()
 		r.Error = &msg
+	} else if a.First.IsZero() {
+		msg := "the stream ended with no text"
+		r.Error = &msg
 	}
 	return r
 }

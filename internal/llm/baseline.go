@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -106,4 +108,29 @@ func (b *Baseline) system(k int) idlePower {
 	}
 	n := b.Nodes[k]
 	return idlePower{watts: val(n.SystemPowerWatts), se: val(n.SystemStandardErrorWatts), ok: n.SystemPowerWatts != nil}
+}
+
+// drift says, when the idle power before the first setting and after the
+// last differ beyond their errors, that the Macs' background changed, as
+// bench says it.
+func drift(tls []*Timeline, idle []span) (string, bool) {
+	if len(idle) != 2 {
+		return "", false
+	}
+	var p, v [2]float64
+	for i, s := range idle {
+		for _, t := range tls {
+			m, se := weighted(t.idle(s.from, s.to), func(x part) float64 { return x.soc })
+			if math.IsNaN(m) {
+				return "", false
+			}
+			p[i], v[i] = p[i]+m, v[i]+sq(se)
+		}
+	}
+	if !bench.Differ(p[0], math.Sqrt(v[0]), p[1], math.Sqrt(v[1])) {
+		return "", false
+	}
+	return fmt.Sprintf("the idle power before the requests (%s) and after them (%s) differ beyond their errors: "+
+		"the Mac's background changed (or the model's load: the baseline before is taken before the first warm-up), and the net figures are less certain than they say",
+		output.Watts(p[0]), output.Watts(p[1])), true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/output"
@@ -289,14 +290,16 @@ func (res *Result) runTotals(b *Baseline) {
 // doubts are the warnings about a setting's figures.
 func (res *Result) doubts() []string {
 	var w []string
-	pieces, failed, cached, cut, thin := 0, 0, 0, 0, 0
+	pieces, cached, cut, thin := 0, 0, 0, 0
+	var errs, notes []string
 	for _, r := range res.Requests {
+		notes = append(notes, r.Warnings...)
 		switch {
 		case r.Error != nil && *r.Error == ErrInterrupted.Error():
 			cut++
 			continue
 		case r.Error != nil:
-			failed++
+			errs = append(errs, *r.Error)
 			continue
 		case r.TokensFrom == "pieces":
 			pieces++
@@ -320,11 +323,64 @@ func (res *Result) doubts() []string {
 	if cut > 0 {
 		w = append(w, fmt.Sprintf("%s cut short by the interrupt: in the requests, not in the figures", output.Count(cut, "request")))
 	}
-	if failed > 0 {
-		w = append(w, fmt.Sprintf("%s of %d failed: they are in the requests, not in the figures", output.Count(failed, "request"), len(res.Requests)))
+	if len(errs) > 0 {
+		w = append(w, fmt.Sprintf("%s of %d failed, left out of the figures: %s", output.Count(len(errs), "request"), len(res.Requests), tally(errs)))
+	}
+	if len(notes) > 0 {
+		w = append(w, tally(notes))
 	}
 	if res.Attribution == "estimated" {
-		w = append(w, "requests overlapped: each one's phases are shares of the Mac's energy by tokens a second, an estimate; the run's total and its J per output token are exact")
+		w = append(w, "requests overlapped: each one's phases are estimates (shares of the Mac by tokens a second, a queued request's wait taking none); the run's total and its J per output token are measured")
+	}
+	return append(w, res.runDoubts()...)
+}
+
+// tally lists distinct messages with their counts, the first few.
+func tally(msgs []string) string {
+	count := map[string]int{}
+	var order []string
+	for _, m := range msgs {
+		if count[m] == 0 {
+			order = append(order, m)
+		}
+		count[m]++
+	}
+	var parts []string
+	for i, m := range order {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more kinds", len(order)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", m, output.Count(count[m], "request")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runDoubts are what keeps the whole run's figure from being exact: a
+// node lost or not covering the stretch (the span's own warnings), or
+// requests whose energy is in the stretch but whose tokens are not.
+func (res *Result) runDoubts() []string {
+	run := res.Run
+	if run == nil || run.Summary == nil {
+		return nil
+	}
+	var w []string
+	for _, sw := range run.Summary.Warnings {
+		w = append(w, "the run's span: "+sw)
+	}
+	run.Exact = run.Summary.Coverage >= 0.99
+	for _, n := range run.Summary.Nodes {
+		run.Exact = run.Exact && !n.Lost
+	}
+	if !run.Exact {
+		w = append(w, "the run's energy is not all measured (a node was lost or its windows did not cover the stretch): its J per output token is short by what was not")
+	}
+	for _, r := range res.Requests {
+		if r.Error != nil {
+			run.Exact = false
+			w = append(w, "the run's J per output token counts the energy of the requests that failed or were cut short, but not their tokens: it is not that of the requests that ended well")
+			break
+		}
 	}
 	return w
 }

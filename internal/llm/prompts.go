@@ -31,6 +31,11 @@ func ReadPrompts(r io.Reader, name string) (*Prompts, error) {
 	p := &Prompts{}
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
+		if n == 1 {
+			// A byte-order mark, as some editors write it, is no part of
+			// the first prompt.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
 		if line == "" {
 			continue
 		}
@@ -71,6 +76,9 @@ func parsePrompt(b []byte) (Prompt, error) {
 		if m.Role == "" {
 			return p, fmt.Errorf("message %d has no role", i+1)
 		}
+		if m.Content == "" {
+			return p, fmt.Errorf("message %d has no content (a string)", i+1)
+		}
 	}
 	return p, nil
 }
@@ -79,6 +87,10 @@ func parsePrompt(b []byte) (Prompt, error) {
 // words chosen by seed. Each prompt begins differently, so that a
 // server's prompt cache cannot skip the work that is to be measured.
 func Generated(words int, seed uint64) *Prompts { return &Prompts{words: words, seed: seed} }
+
+// Seed is the seed the made prompts come from; ok is false for prompts
+// from a file.
+func (p *Prompts) Seed() (seed uint64, ok bool) { return p.seed, p.words > 0 }
 
 // Len is how many prompts the file gave (0 for made ones).
 func (p *Prompts) Len() int { return len(p.list) }

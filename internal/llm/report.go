@@ -25,6 +25,10 @@ type Report struct {
 	Endpoint        string   `json:"endpoint"`
 	API             string   `json:"api"`
 	IntervalSeconds wire.Num `json:"interval_seconds"`
+	// PromptSeed is the seed the prompts were made from (--seed, or a
+	// new one each run), to make the same prompts again; null with
+	// --prompts.
+	PromptSeed *uint64 `json:"prompt_seed"`
 	// Nodes are the Macs measured: this Mac alone ("local") or the
 	// nodes of --node.
 	Nodes []Node `json:"nodes"`
@@ -171,7 +175,11 @@ type RunTotals struct {
 	// prefills included; NetJoulesPerOutputToken its net energy's (null
 	// without a baseline). The System ones are the whole Mac's (null
 	// without its power).
-	JoulesPerOutputToken          *wire.Num `json:"joules_per_output_token"`
+	JoulesPerOutputToken *wire.Num `json:"joules_per_output_token"`
+	// Exact says the figures above are exact: every node covered the
+	// whole stretch, and every request in it ended well (the warnings
+	// say which did not).
+	Exact                         bool      `json:"exact"`
 	NetJoulesPerOutputToken       *wire.Num `json:"net_joules_per_output_token"`
 	SystemJoulesPerOutputToken    *wire.Num `json:"system_joules_per_output_token"`
 	NetSystemJoulesPerOutputToken *wire.Num `json:"net_system_joules_per_output_token"`

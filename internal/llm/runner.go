@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,6 +99,9 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 	defer stop()
 	rep := &Report{SchemaVersion: SchemaVersion, Type: "llm", Endpoint: r.cfg.Client.URL.Redacted(), API: string(r.cfg.Client.API),
 		IntervalSeconds: wire.Num(r.cfg.Interval.Seconds()), Results: []Result{}, Warnings: []string{}}
+	if seed, ok := r.cfg.Prompts.Seed(); ok {
+		rep.PromptSeed = &seed
+	}
 	var idle []span
 	if r.cfg.Baseline > 0 {
 		idle = append(idle, r.idle(work))
@@ -119,6 +123,9 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 	r.cfg.Progress.Clear()
 	rep.Complete = work.Err() == nil
 	rep.Baseline = newBaseline(r.meter.timelines, idle)
+	if d, ok := drift(r.meter.timelines, idle); ok {
+		rep.Warnings = append(rep.Warnings, d)
+	}
 	rep.Nodes, rep.timelines = nodesOf(r.meter.timelines), r.meter.timelines
 	rep.Warnings = append(rep.Warnings, r.meter.Close()...)
 	for _, sk := range r.meter.skipped {
@@ -152,7 +159,8 @@ func (r *Runner) idle(ctx context.Context) span {
 func (r *Runner) setting(ctx context.Context, s Setting) Result {
 	res := Result{Model: s.Model, Concurrency: s.Concurrency, Requests: []Request{}, Warnings: []string{}}
 	if r.cfg.Warmup > 0 {
-		for _, a := range r.batch(ctx, s, r.cfg.Warmup, 0, nil) {
+		answers, _ := r.batch(ctx, s, r.cfg.Warmup, 0, nil)
+		for _, a := range answers {
 			if a.Err != nil && ctx.Err() == nil {
 				res.Warnings = append(res.Warnings, "a warmup request failed: "+a.Err.Error())
 				break
@@ -167,8 +175,11 @@ func (r *Runner) setting(ctx context.Context, s Setting) Result {
 		res.Warnings = append(res.Warnings, "not measured: "+err.Error())
 		return res
 	}
-	answers := r.batch(ctx, s, r.cfg.Requests, r.cfg.Duration, r.cfg.Progress)
+	answers, stopped := r.batch(ctx, s, r.cfg.Requests, r.cfg.Duration, r.cfg.Progress)
 	end := time.Now()
+	if stopped != "" {
+		res.Warnings = append(res.Warnings, stopped)
+	}
 	// The nodes' spans end even when a signal cut the requests short:
 	// what was measured is kept.
 	ectx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -178,21 +189,28 @@ func (r *Runner) setting(ctx context.Context, s Setting) Result {
 	return res
 }
 
+// giveUp is how many requests in a row may fail before a setting stops:
+// a server that is gone, or refuses every request, is not hammered.
+const giveUp = 5
+
 // batch sends n requests (or, with d, as many as start within d, at
 // most n when not 0), k of them in flight at once, and returns their
-// answers in the order they were sent. A nil progress draws nothing.
-func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, progress *bench.Progress) []Answer {
+// answers in the order they were sent, and why it stopped early ("" when
+// it did not). A nil progress draws nothing.
+func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, progress *bench.Progress) ([]Answer, string) {
 	var (
 		mu      sync.Mutex
 		answers []Answer
 		next    int
+		inARow  int
+		stopped string
 		wg      sync.WaitGroup
 	)
 	deadline := time.Now().Add(d)
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if ctx.Err() != nil || (n > 0 && next >= n) || (d > 0 && !time.Now().Before(deadline)) {
+		if ctx.Err() != nil || stopped != "" || (n > 0 && next >= n) || (d > 0 && !time.Now().Before(deadline)) {
 			return 0, false
 		}
 		next++
@@ -202,16 +220,26 @@ func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, p
 		}
 		return next - 1, true
 	}
+	done := func(i int, a Answer) {
+		mu.Lock()
+		defer mu.Unlock()
+		answers[i] = a
+		switch {
+		case a.Err == nil:
+			inARow = 0
+		case !errors.Is(a.Err, ErrInterrupted):
+			if inARow++; inARow >= giveUp && stopped == "" {
+				stopped = fmt.Sprintf("stopped after %d requests in a row failed, the last with: %v", giveUp, a.Err)
+			}
+		}
+	}
 	for range max(1, s.Concurrency) {
 		wg.Go(func() {
 			for i, ok := take(); ok; i, ok = take() {
-				a := r.cfg.Client.Do(ctx, s.Model, r.cfg.Prompts.Next(int(r.sent.Add(1)-1)), r.meter)
-				mu.Lock()
-				answers[i] = a
-				mu.Unlock()
+				done(i, r.cfg.Client.Do(ctx, s.Model, r.cfg.Prompts.Next(int(r.sent.Add(1)-1)), r.meter))
 			}
 		})
 	}
 	wg.Wait()
-	return answers
+	return answers, stopped
 }

@@ -136,9 +136,13 @@ func (t *Text) runRow(r Result, net bool) row {
 	if net && run.NetEnergyJoules != nil {
 		e, per, what = float64(*run.NetEnergyJoules), run.NetJoulesPerOutputToken, "net energy"
 	}
+	exact := "exact"
+	if !run.Exact {
+		exact = "not exact: see the warnings"
+	}
 	return row{"Whole run:", fmt.Sprintf("%s per output token", perToken(val(per))),
-		fmt.Sprintf("(%s %s, %s, %d output tokens in %s; exact)", what, output.Joules(e), output.Count(len(r.Requests), "request"),
-			run.CompletionTokens, output.Seconds(float64(run.Summary.DurationSeconds)))}
+		fmt.Sprintf("(%s %s, %s, %d output tokens in %s; %s)", what, output.Joules(e), output.Count(len(r.Requests), "request"),
+			run.CompletionTokens, output.Seconds(float64(run.Summary.DurationSeconds)), exact)}
 }
 
 func scopeRows(prefix string, s *Scope, net bool) []row {
