@@ -400,3 +400,18 @@ func TestLLMPromptsFileCompletionsAndDuration(t *testing.T) {
 		t.Errorf("--duration 1s: status %d, %+v, stderr %s", code, rep.Results[0].Figures, stderr)
 	}
 }
+
+// A server that fails every request is not hammered: the setting stops
+// after five in a row, and says why.
+func TestLLMGivesUpOnAServerThatFailsEveryRequest(t *testing.T) {
+	t.Parallel()
+	_, url, cfg := modelServer(t, t.TempDir(), func(cfg *fakellm.Config) { cfg.Fault = "status=503" })
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "50", "-w", "0", "--baseline", "0", url)
+	if code != 125 || rep == nil || len(rep.Results[0].Requests) != 5 {
+		t.Fatalf("status %d, stderr %s, report %v", code, stderr, rep != nil)
+	}
+	w := strings.Join(rep.Results[0].Warnings, "\n")
+	if !strings.Contains(w, "stopped after 5 requests in a row failed") || !strings.Contains(w, "fake failure 503 (5 requests)") {
+		t.Errorf("warnings %q", w)
+	}
+}

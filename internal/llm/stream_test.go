@@ -192,3 +192,13 @@ func TestEveryOccurrenceOfAKeyCounts(t *testing.T) {
 		t.Errorf("answer %+v", a)
 	}
 }
+
+// The key goes to the endpoint's host alone: no proxy from the
+// environment, which would take it too.
+func TestTheClientTakesNoProxy(t *testing.T) {
+	u, _ := url.Parse("http://192.0.2.1:8080/v1/chat/completions")
+	c := NewClient(u, Chat, "k", time.Minute, Options{})
+	if tr, ok := c.hc.Transport.(*http.Transport); !ok || tr.Proxy != nil {
+		t.Errorf("transport %#v", c.hc.Transport)
+	}
+}
