@@ -2,6 +2,7 @@ package llm
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -152,4 +153,23 @@ func TestAnUnknownRateIsTheMeanOfTheKnown(t *testing.T) {
 	near(t, "the unknown one", got[2], 55/165.0)
 	got = sharesOf([]segment{{rate: 0}, {rate: math.NaN()}}, []int{0, 1})
 	near(t, "a waiting one beside an unknown one", got[0], 0)
+}
+
+// BenchmarkAttribute20000 shares 20,000 requests, four in flight, over
+// a node's windows of 100 ms: what a long --duration leaves to do once
+// its requests are done.
+func BenchmarkAttribute20000(b *testing.B) {
+	tl := newTimeline("mac", "local")
+	for i := range 40000 {
+		tl.add(wire.SampleLine{Time: at(float64(i+1) * 0.1).Format(time.RFC3339Nano), WindowSeconds: 0.1, PowerWatts: wire.Components{Total: 10}})
+	}
+	base := make([]Request, 20000)
+	for i := range base {
+		s := float64(i) * 0.2
+		base[i] = request(s, s+0.3, s+0.8, 100, 20)
+	}
+	for b.Loop() {
+		rs := slices.Clone(base)
+		attribute(rs, []*Timeline{tl})
+	}
 }
