@@ -791,6 +791,7 @@ func openSpans(t *testing.T, s *served) float64 {
 // within the example's four decimals, and the total their sum; each span
 // is the fake's exact energy over it and holds the request. A request that
 // fails still ends both spans, and the example exits with Python's error.
+// Over one Mac, its total is "over 1 Mac".
 func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	t.Parallel()
 	python := needTool(t, "python3")
@@ -801,9 +802,12 @@ func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	io, pm := exampleServes(t)
 	serves := map[string]*served{"mac1": io, "mac2": pm}
 	rio, rpm := startRecorder(t, io.url), startRecorder(t, pm.url)
-	run := func(inf *inference) ([]byte, error) {
+	run := func(inf *inference, nodes ...string) ([]byte, error) {
+		if nodes == nil {
+			nodes = []string{rio.url, rpm.url}
+		}
 		cmd := exec.Command(python, script)
-		cmd.Env = append(os.Environ(), "EXOPOWER_NODES="+rio.url+" "+rpm.url, "INFERENCE_URL="+inf.url)
+		cmd.Env = append(os.Environ(), "EXOPOWER_NODES="+strings.Join(nodes, " "), "INFERENCE_URL="+inf.url)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -864,6 +868,17 @@ func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	}
 	if len(rio.endAnswers()) != 2 || len(rpm.endAnswers()) != 2 {
 		t.Errorf("%d and %d spans ended, want 2 on each", len(rio.endAnswers()), len(rpm.endAnswers()))
+	}
+
+	// One Mac, as most first runs are: "over 1 Mac", its line's energy.
+	out, err = run(startInference(t, false), rpm.url)
+	lines = strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("over one Mac: %v, printed\n%s\nwant a line for the Mac and the total", err, out)
+	}
+	m := node.FindStringSubmatch(lines[0])
+	if m == nil || lines[1] != m[2]+" J per request over 1 Mac" {
+		t.Errorf("over one Mac, the example printed\n%s\nwant the Mac's energy, then %q", out, "... J per request over 1 Mac")
 	}
 }
 
