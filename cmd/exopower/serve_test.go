@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -874,5 +875,35 @@ func TestServeRefusesNoConnections(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "powermetrics.pid")); err == nil {
 		t.Errorf("powermetrics was started")
+	}
+}
+
+// Ctrl-C ends serve with a line that says it stopped and why, what it
+// answered, the spans its clients left open, and what it measured.
+func TestServeSaysWhatItServedWhenItStops(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, stepped, nil, "-i", "100ms")
+	s.waitStatus(t, "2 windows", func(st wire.Status) bool { return st.Samples >= 2 })
+	var o wire.Opened
+	for range 2 {
+		if code := do(t, http.MethodPost, s.url+"/v1/spans", &o); code != http.StatusCreated {
+			t.Fatalf("POST /v1/spans: %d", code)
+		}
+	}
+	if code := do(t, http.MethodPost, s.url+o.URL+"/end", nil); code != http.StatusOK {
+		t.Fatalf("POST %s/end: %d", o.URL, code)
+	}
+	var code int
+	s.ended.Do(func() {
+		s.cmd.Process.Signal(os.Interrupt)
+		<-s.drained
+		code = exitCode(t, s.cmd.Wait())
+	})
+	last := s.stderr[len(s.stderr)-1]
+	// Requests: waitStatus's GETs (at least one), two opens and an end.
+	want := regexp.MustCompile(`^exopower serve: stopped \(interrupt\) after [0-9.ms]+: answered \d+ requests, 2 spans opened and 1 ended ` +
+		`\(1 still open, which its client can no longer end\); measured [0-9.]+ J \(SoC\) over [0-9.ms]+ in \d+ windows$`)
+	if code != 0 || !want.MatchString(last) {
+		t.Errorf("serve exited %d after Ctrl-C, its last line %q; want 0 and a line of the form %s", code, last, want)
 	}
 }
