@@ -155,12 +155,6 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 		"  GPU            2.000 J      0.800 W      1.000 W      1.500 W\n" +
 		"  ANE            0.500 J      0.200 W      0.250 W      0.300 W\n" +
 		"  average   elapsed: the energy over all 2.500 s; measured: the power over the 2.000 s that windows covered (80.0%)\n"
-	whole := "" +
-		"                  energy      average         peak\n" +
-		"  total          12.50 J      5.000 W      7.800 W\n" +
-		"  CPU            10.00 J      4.000 W      6.000 W\n" +
-		"  GPU            2.000 J      0.800 W      1.500 W\n" +
-		"  ANE            0.500 J      0.200 W      0.300 W\n"
 	tail := "" +
 		"  scope     SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)\n" +
 		"  source    powermetrics on Mac14,14, macOS build 23E224\n"
@@ -189,18 +183,46 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 			"            (total: 0.01 Wh)\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
 		{"with one sample, in the singular", func(s *wire.Summary) { s.Samples = 1 },
 			"exopower\n  duration  2.500 s   1 sample, 80.0% covered\n" + table + tail},
-		{"with every moment measured: one average", func(s *wire.Summary) {
-			s.Coverage, s.MeasuredAvgPowerWatts = 1, &s.AvgPowerWatts
-		}, "exopower\n  duration  2.500 s   25 samples, 100% covered\n" + whole + tail},
-		{"with nothing measured: no power over no time", func(s *wire.Summary) {
-			s.Coverage, s.MeasuredAvgPowerWatts = 0, nil
-		}, "exopower\n  duration  2.500 s   25 samples, 0.0% covered\n" + whole + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sum := NewSummary(testResult(), time.Time{}, time.Second)
 			tc.edit(sum)
 			var b bytes.Buffer
 			if err := WriteText(&b, sum, &Styles{Plain: true}); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// Where every moment was measured, or none, the average is one: energy
+// over elapsed is then the power while measured, or there is no such
+// power.
+func TestWriteTextGivesOneAverageWhereThereIsNoOther(t *testing.T) {
+	whole := "" +
+		"                  energy      average         peak\n" +
+		"  total          12.50 J      5.000 W      7.800 W\n" +
+		"  CPU            10.00 J      4.000 W      6.000 W\n" +
+		"  GPU            2.000 J      0.800 W      1.500 W\n" +
+		"  ANE            0.500 J      0.200 W      0.300 W\n" +
+		"  scope     SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)\n" +
+		"  source    powermetrics on Mac14,14, macOS build 23E224\n"
+	for _, tc := range []struct {
+		name     string
+		coverage float64
+		want     string
+	}{
+		{"every moment measured", 1, "exopower\n  duration  2.500 s   25 samples, 100% covered\n" + whole},
+		{"nothing measured", 0, "exopower\n  duration  2.500 s   25 samples, 0.0% covered\n" + whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := testResult()
+			r.Coverage = tc.coverage
+			var b bytes.Buffer
+			if err := WriteText(&b, NewSummary(r, time.Time{}, time.Second), &Styles{Plain: true}); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tc.want {
