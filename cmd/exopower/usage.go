@@ -98,7 +98,10 @@ func unknownFlagHints(c *cobra.Command, name string, short bool) []string {
 	if near != name {
 		whose = "did you mean --" + near + "? It is a flag of " + c.Root().Name() + " " + and(others)
 	}
-	return []string{whose + ", given after the command's name"}
+	if c == c.Root() {
+		return []string{whose + ", given after the command's name"}
+	}
+	return []string{whose + ", not of " + c.CommandPath()}
 }
 
 // and joins words as a sentence lists them: "a, b and c".
