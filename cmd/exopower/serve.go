@@ -129,8 +129,11 @@ func closingLine(sig os.Signal, sv serve.Served, t sampler.StreamTotals, up time
 	}
 	line += fmt.Sprintf(" after %v: answered %s, %s opened and %d ended",
 		up.Round(100*time.Millisecond), output.Count(int(sv.Requests), "request"), output.Count(int(sv.Opened), "span"), sv.Ended)
-	if sv.Open > 0 {
-		line += fmt.Sprintf(" (%d still open, which its client can no longer end)", sv.Open)
+	switch {
+	case sv.Open == 1:
+		line += " (1 still open, which its client can no longer end)"
+	case sv.Open > 1:
+		line += fmt.Sprintf(" (%d still open, which their clients can no longer end)", sv.Open)
 	}
 	energy := output.Joules(t.Energy.Total) + " (SoC)"
 	if t.Has.System {
