@@ -19,7 +19,29 @@ import (
 func run(ctx context.Context, args []string, s *cli.Streams) int {
 	root := newRootCmd(ctx, s)
 	root.SetArgs(args)
+	if c, rest, err := root.Find(args); err != nil && c == root && !completing(args) {
+		// A first word that names no command: cobra's own message
+		// spreads its suggestion over lines of its own.
+		return cli.Report(s.Err, unknownCommand(root, firstWord(rest)))
+	}
 	return cli.Report(s.Err, root.ExecuteContext(ctx))
+}
+
+// completing reports whether args ask for the shell's completions:
+// cobra adds the command that answers them only once it runs.
+func completing(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+}
+
+// firstWord is the first of args that is not a flag: the root takes
+// flags without values only (--help, --version).
+func firstWord(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
 }
 
 func newRootCmd(ctx context.Context, s *cli.Streams) *cobra.Command {
@@ -37,6 +59,7 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagFail(c, err) })
 	root.SetContext(ctx)
 	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
 	setVersion(root, readVersion())
@@ -118,7 +141,7 @@ func newDebugArgsCmd(s *cli.Streams) *cobra.Command {
 		Use:    "debug-args",
 		Short:  "Print the powermetrics arguments exopower uses",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err

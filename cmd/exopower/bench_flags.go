@@ -153,11 +153,11 @@ func parseBenchFlags(c *cobra.Command, args []string, o *benchOptions) (help boo
 		return false, cli.Fail(err, "usage: exopower bench [flags] COMMAND...")
 	}
 	if err := c.Flags().Parse(args); err != nil {
-		hints := []string{"exopower bench --help shows the usage"}
+		var hints []string
 		if strings.Contains(err.Error(), "'i' in -i") || strings.Contains(err.Error(), "-i, --interval") {
-			hints = append([]string{"here -i is the sample interval, as in every exopower command; hyperfine's -i is --ignore-failure"}, hints...)
+			hints = append(hints, "here -i is the sample interval, as in every exopower command; hyperfine's -i is --ignore-failure")
 		}
-		return false, cli.Fail(err, hints...)
+		return false, flagFail(c, err, hints...)
 	}
 	if help, _ := c.Flags().GetBool("help"); help {
 		return true, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -18,9 +19,18 @@ func addCompletion(root *cobra.Command) {
 		if c.Name() != "completion" {
 			continue
 		}
+		for _, shell := range c.Commands() {
+			shell.Args = noArgs
+		}
 		c.RunE = func(*cobra.Command, []string) error {
 			return cli.Fail(errors.New("completion needs a shell: bash, zsh, fish or powershell"),
 				"exopower completion bash > FILE writes bash's script; exopower completion --help says where it goes")
+		}
+		c.Args = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return usageFail(c, fmt.Errorf("completion knows no shell %q: bash, zsh, fish or powershell", args[0]))
 		}
 	}
 }

@@ -23,7 +23,7 @@ func newDoctorCmd(s *cli.Streams) *cobra.Command {
 whether an exopower serve answers (at 127.0.0.1:10241 unless --serve says
 where). Exits 0 when every check passes and 1 when one fails; no serve running
 is not a failure.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := doctor.CheckAddr(o.serve); err != nil {
 				return err

@@ -865,6 +865,30 @@ func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	if len(rio.endAnswers()) != 2 || len(rpm.endAnswers()) != 2 {
 		t.Errorf("%d and %d spans ended, want 2 on each", len(rio.endAnswers()), len(rpm.endAnswers()))
 	}
+
+}
+
+// Over one Mac, as most first runs are, the Python example's total is
+// "over 1 Mac", and the Mac's own energy.
+func TestThePythonExampleCountsOneMac(t *testing.T) {
+	t.Parallel()
+	python := needTool(t, "python3")
+	script := filepath.Join(t.TempDir(), "joules.py")
+	if err := os.WriteFile(script, []byte(docExample(t, "python")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pm := startServe(t, fleetStepped, nil, "-i", "100ms", "--node-name", "mac2")
+	cmd := exec.Command(python, script)
+	cmd.Env = append(os.Environ(), "EXOPOWER_NODES="+pm.url, "INFERENCE_URL="+startInference(t, false).url)
+	out, err := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("%v, printed\n%s\nwant a line for the Mac and the total", err, out)
+	}
+	m := regexp.MustCompile(`^mac2: ([0-9.]+) J \(soc\) in `).FindStringSubmatch(lines[0])
+	if m == nil || lines[1] != m[1]+" J per request over 1 Mac" {
+		t.Errorf("the example printed\n%s\nwant the Mac's energy, then %q", out, "... J per request over 1 Mac")
+	}
 }
 
 // docs/integration.md's curl example, run as it stands with sh (no jq)

@@ -59,12 +59,7 @@ no redirect is followed.`,
 		Example: `  exopower llm -m llama3.2:1b http://127.0.0.1:11434
   exopower llm -m qwen2.5-7b -c 1,4 -r 20 --prompt-tokens 512 --max-tokens 256 http://127.0.0.1:8080
   exopower llm --node http://mac1:10241 --node http://mac2:10241 -m mlx-community/Llama-3.2-3B-Instruct-4bit http://mac1:52415`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return cli.Fail(fmt.Errorf("exopower llm takes one URL, the server's, and got %d", len(args)), "exopower llm -m MODEL http://127.0.0.1:8080")
-			}
-			return nil
-		},
+		Args: oneArg("URL, the server's", func([]string) string { return llmExample }),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runLLM(c.Context(), s, &o, args[0], c.Flags().Changed)
 		},
@@ -95,15 +90,22 @@ no redirect is followed.`,
 	return c
 }
 
+// llmExample is the hint of a URL that is wrong or missing.
+const llmExample = "such as exopower llm -m MODEL http://127.0.0.1:8080"
+
 // validate refuses, before anything is sent, options that cannot work.
 func (o *llmOptions) validate(changed func(string) bool) error {
 	switch {
-	case o.requests < 0 || o.warmup < 0:
-		return cli.Fail(errors.New("--requests and --warmup take 0 or more"))
+	case o.requests < 0:
+		return cli.Fail(fmt.Errorf("--requests %d: it takes 0 or more (0: no bound, with --duration)", o.requests))
+	case o.warmup < 0:
+		return cli.Fail(fmt.Errorf("--warmup %d: it takes 0 or more", o.warmup))
 	case o.requests == 0 && o.duration <= 0:
 		return cli.Fail(errors.New("--requests 0 with no --duration: nothing would be measured"), "give --requests, --duration, or both")
-	case o.duration < 0 || o.baseline < 0:
-		return cli.Fail(errors.New("--duration and --baseline take 0 or a duration"))
+	case o.duration < 0:
+		return cli.Fail(fmt.Errorf("--duration %v: it takes a duration, or 0 for none", o.duration))
+	case o.baseline < 0:
+		return cli.Fail(fmt.Errorf("--baseline %v: it takes a duration, or 0 for none", o.baseline))
 	case o.stall <= 0:
 		return cli.Fail(fmt.Errorf("--stall %v: it takes a duration above 0", o.stall), "2m, the default, suits most servers")
 	case o.promptWords < 4 || o.promptWords > maxPromptWords:

@@ -93,7 +93,7 @@ func (o *llmOptions) client(s *cli.Streams, id child.Identity, rawURL string, ch
 	}
 	u, api, err := llm.Endpoint(rawURL, api)
 	if err != nil {
-		return nil, cli.Fail(err, "exopower llm -m MODEL http://127.0.0.1:8080")
+		return nil, cli.Fail(err, llmExample)
 	}
 	key, err := o.key(s, id)
 	if err != nil {

@@ -24,7 +24,7 @@ func newGenManCmd() *cobra.Command {
 		Use:    "gen-man DIR",
 		Short:  "Write exopower's man pages into DIR",
 		Hidden: true,
-		Args:   cobra.ExactArgs(1),
+		Args:   oneArg("DIR, where the pages go", nil),
 		RunE: func(c *cobra.Command, args []string) error {
 			return genMan(c.Root(), args[0])
 		},

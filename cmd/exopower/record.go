@@ -38,7 +38,7 @@ those readings would. Ctrl-C, --count or --duration end it. powermetrics makes
 its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 		Example: `  exopower record -n 100 -o readings.ndjson
   exopower report readings.ndjson`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runRecord(c.Context(), s, &o) },
 	}
 	c.Flags().DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "time between readings, such as 100ms or 1s")

@@ -33,7 +33,7 @@ were taken. Works anywhere, Linux included.`,
   exopower record -n 100 -o readings.ndjson && exopower report readings.ndjson
   exopower report --json trace.plist | jq .energy_joules
   exopower report --samples csv trace.plist > windows.csv`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("FILE, the recording to read (- for stdin)", howToRecord),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
 			return runReport(s, &o)

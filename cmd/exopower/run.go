@@ -64,7 +64,9 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if cmd.Identity.Note != "" {
+	// With -o, stdout and stderr are the command's alone: exopower
+	// says nothing there unless it fails.
+	if cmd.Identity.Note != "" && o.output == "" {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", cmd.Identity.Note)
 	}
 	if o.nodes.Given() {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/exopower/exopower/internal/boot"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
@@ -52,7 +54,7 @@ machine's hostname; web pages of other origins may not open spans or streams.`,
   curl -s localhost:10241/metrics | grep exopower_soc_energy
   id=$(curl -s -X POST localhost:10241/v1/spans | jq -r .id); make; curl -s -X POST localhost:10241/v1/spans/$id/end
   sudo exopower serve --listen :10241 --web.config.file web.yml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runServe(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)
@@ -77,6 +79,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return cli.Fail(fmt.Errorf("--listen %s: %w", o.listen, err), hint)
 	}
 	defer ln.Close()
+	started := time.Now()
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
 	opts := o.sourceOptions(s.Getenv, "exopower serve")
 	opts.Grace = serveGrace
@@ -101,8 +104,9 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	defer stopExpiry()
 	go srv.RunExpiry(expiry)
 	fmt.Fprintf(s.Err, "exopower serve: node %s, listening on %s (GET /metrics, GET /v1/status, POST /v1/spans)\n", cfg.Node, scheme(cfg.Web)+ln.Addr().String())
+	var stopped os.Signal
 	select {
-	case <-s.Signals:
+	case stopped = <-s.Signals:
 	case err = <-served:
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -111,7 +115,31 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return cli.Fail(fmt.Errorf("serve: %w", err))
 	}
+	fmt.Fprintln(s.Err, closingLine(stopped, srv.Served(), meter.Totals(), time.Since(started)))
 	return nil
+}
+
+// closingLine is what serve says as it stops: why, after how long, what
+// it answered, what it measured, and the spans that clients left open,
+// which get no end now.
+func closingLine(sig os.Signal, sv serve.Served, t sampler.StreamTotals, up time.Duration) string {
+	line := "exopower serve: stopped"
+	if sig != nil {
+		line += " (" + sig.String() + ")"
+	}
+	line += fmt.Sprintf(" after %v: answered %s, %s opened and %d ended",
+		up.Round(100*time.Millisecond), output.Count(int(sv.Requests), "request"), output.Count(int(sv.Opened), "span"), sv.Ended)
+	switch {
+	case sv.Open == 1:
+		line += " (1 still open, which its client can no longer end)"
+	case sv.Open > 1:
+		line += fmt.Sprintf(" (%d still open, which their clients can no longer end)", sv.Open)
+	}
+	energy := output.Joules(t.Energy.Total) + " (SoC)"
+	if t.Has.System {
+		energy = output.Joules(t.Energy.System) + " (system), " + energy
+	}
+	return line + fmt.Sprintf("; measured %s over %v in %s", energy, t.Covered.Round(100*time.Millisecond), output.Count(t.Windows, "window"))
 }
 
 // config checks the flags and says what the server publishes.

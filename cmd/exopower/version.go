@@ -139,7 +139,7 @@ func newVersionCmd(s *cli.Streams) *cobra.Command {
 pseudo-version that go install ...@latest gives; (devel) from a plain build),
 the VCS revision and whether the tree held uncommitted changes, the Go version
 it was built with, and its OS and architecture.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return writeVersion(s.Out, readVersion(), asJSON)
 		},

@@ -36,7 +36,7 @@ or --duration end it with the same summary as exopower run.`,
 		Example: `  sudo exopower watch
   sudo exopower watch --json --duration 10m > power.ndjson
   sudo powermetrics -f plist -b 0 -i 1000 -s cpu_power,gpu_power,thermal | exopower watch --from -`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runWatch(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)

@@ -127,7 +127,16 @@ func checkReading(r *wire.Reading, ended bool) error {
 	if err := checkRails(s.Rails); err != nil {
 		return err
 	}
-	return checkPower("peak_power_watts", s.PeakPowerWatts)
+	if err := checkPower("peak_power_watts", s.PeakPowerWatts); err != nil {
+		return err
+	}
+	// Made here from the figures just checked, whatever the node said
+	// (a serve older than the field says nothing); energy crowded into a
+	// sliver of covered time is power no Mac draws.
+	if s.MeasuredAvgPowerWatts = s.MeasuredAverage(); s.MeasuredAvgPowerWatts != nil {
+		return checkPower("energy_joules/(duration_seconds×coverage)", *s.MeasuredAvgPowerWatts)
+	}
+	return nil
 }
 
 // checkRails checks the rails' health a node gives: counts no lower

@@ -207,3 +207,43 @@ func TestAFailureToReachTheNodesKeepsEveryHint(t *testing.T) {
 		}
 	}
 }
+
+// The cluster's average over the time measured is the sum of each node's
+// own (energy over its covered time), made from each node's figures
+// whatever the node says of it; the average itself when every node
+// measured all of its span, and none when a node measured nothing.
+func TestTheAverageOverTheTimeMeasuredIsEachNodesSummed(t *testing.T) {
+	node := func(secs, joules, cov float64, claims *wire.Components) wire.NodeSummary {
+		r := goodReading(time.Now().Add(-time.Duration(secs*float64(time.Second))), time.Duration(secs*float64(time.Second)), true)
+		r.Coverage, r.EnergyJoules = wire.Num(cov), wire.Components{Total: wire.Num(joules), CPU: wire.Num(joules)}
+		r.AvgPowerWatts = wire.Components{Total: wire.Num(joules / secs), CPU: wire.Num(joules / secs)}
+		r.MeasuredAvgPowerWatts = claims
+		if err := checkReading(&r, true); err != nil {
+			t.Fatal(err)
+		}
+		return wire.NodeSummary{Summary: r.Summary, Node: "n"}
+	}
+	lie := &wire.Components{Total: 999, CPU: 999}
+	// 2 s at 25 % covered, 5 J: 10 W while measured; 2 s all covered, 8 J: 4 W.
+	a, b := node(2, 5, 0.25, lie), node(2, 8, 1, nil)
+	if m := a.MeasuredAvgPowerWatts; m == nil || math.Abs(float64(m.Total)-10) > 1e-9 {
+		t.Errorf("node a's average over the time measured: %+v, want 10 W, made from its figures, not its claim", m)
+	}
+	sum := Total([]wire.NodeSummary{a, b}, nil, time.Unix(0, 0), 2*time.Second)
+	if m := sum.MeasuredAvgPowerWatts; m == nil || math.Abs(float64(m.Total)-14) > 1e-9 || math.Abs(float64(sum.AvgPowerWatts.Total)-6.5) > 1e-9 {
+		t.Errorf("total: over the time measured %+v, over the elapsed time %v; want 14 W and 6.5 W", m, sum.AvgPowerWatts.Total)
+	}
+	whole := Total([]wire.NodeSummary{b, b}, nil, time.Unix(0, 0), 2*time.Second)
+	if m := whole.MeasuredAvgPowerWatts; m == nil || *m != whole.AvgPowerWatts {
+		t.Errorf("every moment measured: %+v, want the average %+v", m, whole.AvgPowerWatts)
+	}
+	if none := Total([]wire.NodeSummary{b, node(2, 0, 0, nil)}, nil, time.Unix(0, 0), 2*time.Second); none.MeasuredAvgPowerWatts != nil {
+		t.Errorf("a node that measured nothing: %+v, want none", none.MeasuredAvgPowerWatts)
+	}
+	// Energy in a sliver of covered time is power no Mac draws.
+	r := goodReading(time.Now().Add(-2*time.Second), 2*time.Second, true)
+	r.Coverage = 1e-6
+	if err := checkReading(&r, true); err == nil || !strings.Contains(err.Error(), "energy_joules/(duration_seconds×coverage).total") {
+		t.Errorf("20 J in 2 µs covered: %v, want it refused", err)
+	}
+}

@@ -165,6 +165,7 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 	if s := elapsed.Seconds(); s > 0 {
 		sum.AvgPowerWatts = wire.NewComponents(energy.Scale(1/s), has)
 	}
+	sum.MeasuredAvgPowerWatts = measuredTotal(sum, nodes, has)
 	if withSystem > 0 && withSystem < len(nodes) {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the system's power is known on %d of the %d nodes (the others read no SMC): the total's system is theirs alone", withSystem, len(nodes)))
 	}
@@ -178,6 +179,27 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 		sum.Warnings = append(sum.Warnings, "node "+t.Node+" "+why+" and is not measured (--skip-unreachable): the total leaves it out")
 	}
 	return sum
+}
+
+// measuredTotal is the cluster's average power over the time measured:
+// the sum of each node's own (each node's power while it was measured),
+// or the average itself when every moment of every node was measured;
+// nil when a node measured nothing, whose power is then unknown.
+func measuredTotal(sum *wire.Summary, nodes []wire.NodeSummary, has power.Reported) *wire.Components {
+	if sum.Coverage >= 1 {
+		c := sum.AvgPowerWatts
+		return &c
+	}
+	var total power.Values
+	for _, n := range nodes {
+		m := n.MeasuredAverage()
+		if m == nil {
+			return nil
+		}
+		total = total.Add(m.Values())
+	}
+	c := wire.NewComponents(total, has)
+	return &c
 }
 
 // nodeWarnings are what the total says of node n: its own warnings, that

@@ -17,8 +17,10 @@ import (
 )
 
 // Usage lists the environment variables that steer the fake.
-const Usage = `fake powermetrics: takes powermetrics's -f -b -i -n -s flags and writes
-the -f plist format with the power of a known profile.
+const Usage = `fake powermetrics: takes powermetrics's -f -b -i -n -s -o flags and writes
+the -f plist format with the power of a known profile, to stdout or to the
+file of -o (--output-file). Like powermetrics, it writes a line of noise to
+stderr as it starts ("proc_pidpath() for pid 1 failed with 3"): no error.
 
 Environment:
   FAKEPM_PROFILE   power profile (default "` + DefaultProfile + `")
@@ -84,6 +86,17 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, eu
 		fmt.Fprintln(stderr, "powermetrics must be invoked as the superuser")
 		return 1
 	}
+	if fl.output != "" {
+		// Made once the fake would write, as powermetrics makes it:
+		// a fake that refuses leaves no file behind.
+		file, err := os.Create(fl.output)
+		if err != nil {
+			fmt.Fprintln(stderr, "fake powermetrics:", err)
+			return 1
+		}
+		defer file.Close()
+		f.out = file
+	}
 	if f.empty {
 		return 0
 	}
@@ -100,6 +113,7 @@ type flags struct {
 	interval time.Duration
 	count    int
 	samplers string
+	output   string // a file to write to instead of stdout
 }
 
 // parseFlags reads powermetrics's flags. It reports false, having said why
@@ -114,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (flags, bool) {
 	intervalMS := fs.Int("i", 5000, "sample interval in ms")
 	count := fs.Int("n", 0, "number of samples (0: endless)")
 	samplers := fs.String("s", "cpu_power,gpu_power,thermal", "samplers")
+	output := fs.String("o", "", "output file")
+	fs.StringVar(output, "output-file", "", "output file")
 	if err := fs.Parse(args); err != nil {
 		return flags{}, false
 	}
@@ -125,7 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, bool) {
 		fmt.Fprintln(stderr, "fake powermetrics: -i 0 (samples on demand only) is not supported")
 		return flags{}, false
 	}
-	return flags{time.Duration(*intervalMS) * time.Millisecond, *count, *samplers}, true
+	return flags{time.Duration(*intervalMS) * time.Millisecond, *count, *samplers, *output}, true
 }
 
 // newFake makes the fake that flags and the FAKEPM_ variables ask for.

@@ -139,6 +139,45 @@ func TestCountFlagSetsTheNumberOfDocuments(t *testing.T) {
 	}
 }
 
+// -o (powermetrics's --output-file) writes the stream to a file instead
+// of stdout, the same bytes; as powermetrics, the fake writes its noise
+// to stderr, one whole line. A fake that refuses leaves no file, and one
+// that cannot make the file says so and ends with status 1.
+func TestOutputFileFlagWritesTheStreamThere(t *testing.T) {
+	args := []string{"-f", "plist", "-i", "100", "-s", "cpu_power,gpu_power,thermal", "-n", "5"}
+	want := offline(args).stdout
+	for _, flag := range []string{"-o", "--output-file"} {
+		t.Run(flag, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "trace.plist")
+			r := offline(append(args, flag, path))
+			got, err := os.ReadFile(path)
+			if r.code != 0 || len(r.stdout) != 0 || err != nil || !bytes.Equal(got, want) {
+				t.Errorf("exit status %d, %d bytes on stdout, the file %d bytes (%v); want 0, nothing, and the %d bytes of the stream",
+					r.code, len(r.stdout), len(got), err, len(want))
+			}
+			if string(r.stderr) != noise {
+				t.Errorf("stderr = %q, want powermetrics's noise %q, a whole line", r.stderr, noise)
+			}
+		})
+	}
+	t.Run("a fake that refuses makes no file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "trace.plist")
+		if r := offline(append(args, "-o", path), "FAKEPM_MODE", "notroot"); r.code != 1 {
+			t.Errorf("exit status %d, want 1", r.code)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a fake that refused made %s (%v)", path, err)
+		}
+	})
+	t.Run("a file that cannot be made", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "no", "such", "dir", "trace.plist")
+		r := offline(append(args, "-o", path))
+		if r.code != 1 || !strings.Contains(string(r.stderr), "fake powermetrics: open "+path) {
+			t.Errorf("exit status %d, stderr %q; want 1 and the path", r.code, r.stderr)
+		}
+	})
+}
+
 // Real windows run a little long, and the fake's are uneven, shorter while
 // power is high, so that a meter cannot assume even windows.
 func TestIntervalFlagSetsTheWindowLengths(t *testing.T) {

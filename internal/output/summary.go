@@ -40,7 +40,7 @@ func NewSummary(r sampler.Result, started time.Time, interval time.Duration) *wi
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return &wire.Summary{
+	sum := &wire.Summary{
 		SchemaVersion:   wire.SchemaVersion,
 		Type:            "summary",
 		StartedAt:       started.UTC().Format(time.RFC3339Nano),
@@ -56,6 +56,8 @@ func NewSummary(r sampler.Result, started time.Time, interval time.Duration) *wi
 		Rails:           wire.NewRails(r.Health),
 		Warnings:        warnings,
 	}
+	sum.MeasuredAvgPowerWatts = sum.MeasuredAverage()
+	return sum
 }
 
 // WriteJSON writes v as one line of JSON.

@@ -74,7 +74,7 @@ func testResult() sampler.Result {
 		Energy:   power.Values{CPU: 10, GPU: 2, ANE: 0.5, Total: 12.5},
 		Average:  power.Values{CPU: 4, GPU: 0.8, ANE: 0.2, Total: 5},
 		Peak:     power.Values{CPU: 6, GPU: 1.5, ANE: 0.3, Total: 7.8},
-		Samples:  25, Coverage: 0.9987, Source: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
+		Samples:  25, Coverage: 0.8, Source: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224", ThermalPressure: "Nominal",
 	}
 }
 
@@ -83,12 +83,14 @@ func TestNewSummaryDescribesAResult(t *testing.T) {
 	got := NewSummary(testResult(), started, 100*time.Millisecond)
 	want := &wire.Summary{
 		SchemaVersion: 1, Type: "summary", StartedAt: "2026-03-01T12:00:00.000000005Z",
-		DurationSeconds: 2.5, IntervalSeconds: 0.1, Samples: 25, Coverage: 0.9987, Scope: "soc",
-		Source:         wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"},
-		EnergyJoules:   wire.Components{Total: 12.5, CPU: 10, GPU: 2, ANE: 0.5},
-		AvgPowerWatts:  wire.Components{Total: 5, CPU: 4, GPU: 0.8, ANE: 0.2},
-		PeakPowerWatts: wire.Components{Total: 7.8, CPU: 6, GPU: 1.5, ANE: 0.3},
-		Warnings:       []string{},
+		DurationSeconds: 2.5, IntervalSeconds: 0.1, Samples: 25, Coverage: 0.8, Scope: "soc",
+		Source:        wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"},
+		EnergyJoules:  wire.Components{Total: 12.5, CPU: 10, GPU: 2, ANE: 0.5},
+		AvgPowerWatts: wire.Components{Total: 5, CPU: 4, GPU: 0.8, ANE: 0.2},
+		// 80 % of the 2.5 s measured: the energy over 2 s.
+		MeasuredAvgPowerWatts: &wire.Components{Total: 6.25, CPU: 5, GPU: 1, ANE: 0.25},
+		PeakPowerWatts:        wire.Components{Total: 7.8, CPU: 6, GPU: 1.5, ANE: 0.3},
+		Warnings:              []string{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -110,9 +112,10 @@ func TestSummaryJSONHasEveryFieldAndNoTitle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"schema_version":1,"type":"summary","command":null,"exit_code":null,"signal":null,` +
-		`"started_at":"2026-03-01T12:00:00Z","duration_seconds":2.5,"interval_seconds":0.1,"samples":25,"coverage":0.9987,` +
+		`"started_at":"2026-03-01T12:00:00Z","duration_seconds":2.5,"interval_seconds":0.1,"samples":25,"coverage":0.8,` +
 		`"scope":"soc","source":{"tool":"powermetrics","hw_model":"Mac14,14","os_build":"23E224"},` +
 		`"energy_joules":{"total":12.5,"cpu":10,"gpu":2,"ane":0.5,"dram":null,"system":null},"avg_power_watts":{"total":5,"cpu":4,"gpu":0.8,"ane":0.2,"dram":null,"system":null},` +
+		`"measured_avg_power_watts":{"total":6.25,"cpu":5,"gpu":1,"ane":0.25,"dram":null,"system":null},` +
 		`"peak_power_watts":{"total":7.8,"cpu":6,"gpu":1.5,"ane":0.3,"dram":null,"system":null},` +
 		`"rails":{"cpu":{"refused_windows":0,"glitches":0,"still_seconds":0},"gpu":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
 		`"ane":{"refused_windows":0,"glitches":0,"still_seconds":0},"dram":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
@@ -143,12 +146,15 @@ func TestWriteJSONReportsWhatItCannotWrite(t *testing.T) {
 
 func TestWriteTextSummarisesForPeople(t *testing.T) {
 	code0, code130, sig := 0, 130, "SIGINT"
+	// 80 % covered: the energy over the 2.5 s, and the power over the
+	// 2 s measured, each labelled.
 	table := "" +
-		"                  energy      average         peak\n" +
-		"  total          12.50 J      5.000 W      7.800 W\n" +
-		"  CPU            10.00 J      4.000 W      6.000 W\n" +
-		"  GPU            2.000 J      0.800 W      1.500 W\n" +
-		"  ANE            0.500 J      0.200 W      0.300 W\n"
+		"                  energy  avg elapsed avg measured         peak\n" +
+		"  total          12.50 J      5.000 W      6.250 W      7.800 W\n" +
+		"  CPU            10.00 J      4.000 W      5.000 W      6.000 W\n" +
+		"  GPU            2.000 J      0.800 W      1.000 W      1.500 W\n" +
+		"  ANE            0.500 J      0.200 W      0.250 W      0.300 W\n" +
+		"  average   elapsed: the energy over all 2.500 s; measured: the power over the 2.000 s that windows covered (80.0%)\n"
 	tail := "" +
 		"  scope     SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)\n" +
 		"  source    powermetrics on Mac14,14, macOS build 23E224\n"
@@ -158,31 +164,65 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 		want string
 	}{
 		{"without a command or a title", func(*wire.Summary) {},
-			"exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
+			"exopower\n  duration  2.500 s   25 samples, 80.0% covered\n" + table + tail},
 		{"with a title and no command", func(s *wire.Summary) { s.Title = "watch" },
-			"exopower watch\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
+			"exopower watch\n  duration  2.500 s   25 samples, 80.0% covered\n" + table + tail},
 		{"with a command and its exit code", func(s *wire.Summary) {
 			s.Title, s.Command, s.ExitCode = "watch", []string{"make", "it's"}, &code0
-		}, "exopower: make 'it'\\''s'\n  exit      0\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
+		}, "exopower: make 'it'\\''s'\n  exit      0\n  duration  2.500 s   25 samples, 80.0% covered\n" + table + tail},
 		{"with a signal that ended the command", func(s *wire.Summary) {
 			s.Command, s.ExitCode, s.Signal = []string{"sleep", "9"}, &code130, &sig
-		}, "exopower: sleep 9\n  exit      130 (SIGINT)\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail},
+		}, "exopower: sleep 9\n  exit      130 (SIGINT)\n  duration  2.500 s   25 samples, 80.0% covered\n" + table + tail},
 		{"with warnings, one on two lines", func(s *wire.Summary) {
 			s.Warnings = []string{"lost 1 window", "powermetrics: exit status 1\nstderr: no"}
-		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + table + tail +
+		}, "exopower\n  duration  2.500 s   25 samples, 80.0% covered\n" + table + tail +
 			"  warning: lost 1 window\n  warning: powermetrics: exit status 1\n    stderr: no\n"},
 		{"with watt-hours when there are some, and an unknown machine", func(s *wire.Summary) {
 			s.EnergyJoules.Total, s.Source = 36, wire.Source{Tool: "powermetrics"}
-		}, "exopower\n  duration  2.500 s   25 samples, 99.8% covered\n" + strings.Replace(table, "12.50 J", "36.00 J", 1) +
+		}, "exopower\n  duration  2.500 s   25 samples, 80.0% covered\n" + strings.Replace(table, "12.50 J", "36.00 J", 1) +
 			"            (total: 0.01 Wh)\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
 		{"with one sample, in the singular", func(s *wire.Summary) { s.Samples = 1 },
-			"exopower\n  duration  2.500 s   1 sample, 99.8% covered\n" + table + tail},
+			"exopower\n  duration  2.500 s   1 sample, 80.0% covered\n" + table + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sum := NewSummary(testResult(), time.Time{}, time.Second)
 			tc.edit(sum)
 			var b bytes.Buffer
 			if err := WriteText(&b, sum, &Styles{Plain: true}); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// Where every moment was measured, or none, the average is one: energy
+// over elapsed is then the power while measured, or there is no such
+// power.
+func TestWriteTextGivesOneAverageWhereThereIsNoOther(t *testing.T) {
+	whole := "" +
+		"                  energy      average         peak\n" +
+		"  total          12.50 J      5.000 W      7.800 W\n" +
+		"  CPU            10.00 J      4.000 W      6.000 W\n" +
+		"  GPU            2.000 J      0.800 W      1.500 W\n" +
+		"  ANE            0.500 J      0.200 W      0.300 W\n" +
+		"  scope     SoC: CPU + GPU + ANE (not the display, memory, SSD or the wall)\n" +
+		"  source    powermetrics on Mac14,14, macOS build 23E224\n"
+	for _, tc := range []struct {
+		name     string
+		coverage float64
+		want     string
+	}{
+		{"every moment measured", 1, "exopower\n  duration  2.500 s   25 samples, 100% covered\n" + whole},
+		{"nothing measured", 0, "exopower\n  duration  2.500 s   25 samples, 0.0% covered\n" + whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := testResult()
+			r.Coverage = tc.coverage
+			var b bytes.Buffer
+			if err := WriteText(&b, NewSummary(r, time.Time{}, time.Second), &Styles{Plain: true}); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tc.want {

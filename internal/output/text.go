@@ -54,25 +54,47 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	return err
 }
 
-// writeTable writes the energy, average and peak of each component.
+// writeTable writes the energy, average and peak of each component. Where
+// part of the span was not measured, the average is two: the energy over
+// the whole span, and the power over the time measured, each labelled.
 func writeTable(b *strings.Builder, sum *wire.Summary, st *Styles) {
-	fmt.Fprintf(b, "  %-9s %12s %12s %12s\n", "", "energy", "average", "peak")
-	line := func(name string, e, avg, peak wire.Num, s lipgloss.Style) {
-		fmt.Fprintf(b, "  %s %s %s %s\n", st.Render(st.Label, fmt.Sprintf("%-9s", name)),
-			st.Render(s, fmt.Sprintf("%12s", Joules(float64(e)))), st.Render(s, fmt.Sprintf("%12s", Watts(float64(avg)))),
-			st.Render(s, fmt.Sprintf("%12s", Watts(float64(peak)))))
+	measured := sum.MeasuredAvgPowerWatts
+	if sum.Coverage >= 1 {
+		measured = nil
+	}
+	if measured == nil {
+		fmt.Fprintf(b, "  %-9s %12s %12s %12s\n", "", "energy", "average", "peak")
+	} else {
+		fmt.Fprintf(b, "  %-9s %12s %12s %12s %12s\n", "", "energy", "avg elapsed", "avg measured", "peak")
+	}
+	line := func(name string, e, avg wire.Num, m *wire.Num, peak wire.Num, s lipgloss.Style) {
+		cell := func(text string) string { return st.Render(s, fmt.Sprintf("%12s", text)) }
+		row := "  " + st.Render(st.Label, fmt.Sprintf("%-9s", name)) + " " + cell(Joules(float64(e))) + " " + cell(Watts(float64(avg)))
+		if measured != nil {
+			row += " " + cell(Watts(float64(val(m))))
+		}
+		fmt.Fprintln(b, row+" "+cell(Watts(float64(peak))))
 	}
 	e, avg, peak := sum.EnergyJoules, sum.AvgPowerWatts, sum.PeakPowerWatts
+	var m wire.Components
+	if measured != nil {
+		m = *measured
+	}
 	// The whole system leads where it is known: it is what the Mac drew.
 	if e.System != nil {
-		line("system", *e.System, val(avg.System), val(peak.System), st.Total)
+		line("system", *e.System, val(avg.System), m.System, val(peak.System), st.Total)
 	}
-	line("total", e.Total, avg.Total, peak.Total, st.Total)
-	line("CPU", e.CPU, avg.CPU, peak.CPU, st.Value)
-	line("GPU", e.GPU, avg.GPU, peak.GPU, st.Value)
-	line("ANE", e.ANE, avg.ANE, peak.ANE, st.Value)
+	line("total", e.Total, avg.Total, &m.Total, peak.Total, st.Total)
+	line("CPU", e.CPU, avg.CPU, &m.CPU, peak.CPU, st.Value)
+	line("GPU", e.GPU, avg.GPU, &m.GPU, peak.GPU, st.Value)
+	line("ANE", e.ANE, avg.ANE, &m.ANE, peak.ANE, st.Value)
 	if e.DRAM != nil {
-		line("DRAM", *e.DRAM, val(avg.DRAM), val(peak.DRAM), st.Value)
+		line("DRAM", *e.DRAM, val(avg.DRAM), m.DRAM, val(peak.DRAM), st.Value)
+	}
+	if measured != nil {
+		covered := float64(sum.DurationSeconds) * float64(sum.Coverage)
+		fmt.Fprintf(b, "  %s elapsed: the energy over all %s; measured: the power over the %s that windows covered (%s)\n",
+			st.Render(st.Label, fmt.Sprintf("%-9s", "average")), Seconds(float64(sum.DurationSeconds)), Seconds(covered), Percent(float64(sum.Coverage)))
 	}
 }
 

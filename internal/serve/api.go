@@ -22,6 +22,7 @@ import (
 func (s *Server) Handler() http.Handler {
 	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 	return s.gate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		path := r.URL.Path
 		switch {
@@ -124,6 +125,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		s.meter.End(r.Context(), sp, sp.Start)
 		return
 	}
+	s.opened.Add(1)
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
 }
@@ -169,6 +171,7 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
 	// at most an interval and the grace. A client that goes away cuts the
 	// wait short; the span is closed all the same.
 	res := s.meter.End(r.Context(), o.span, end)
+	s.ended.Add(1)
 	reply(w, http.StatusOK, s.reading(o, res, &end))
 }
 

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,6 +105,28 @@ type Server struct {
 	spans   map[string]*openSpan
 	pending int // spans being opened: counted against MaxOpenSpans
 	streams int // streams of windows, each holding a span: counted too
+
+	// What serve answered, for the line it ends with (Served).
+	requests, opened, ended atomic.Int64
+}
+
+// Served is what a Server answered since it started.
+type Served struct {
+	// Requests counts the requests answered past the checks of
+	// passwords and Host (gate), whatever the answer.
+	Requests int64
+	// Opened and Ended count the spans that clients opened and ended;
+	// Open is how many are open now (those that expired are neither).
+	Opened, Ended int64
+	Open          int
+}
+
+// Served returns what s answered since it started.
+func (s *Server) Served() Served {
+	s.mu.Lock()
+	open := len(s.spans)
+	s.mu.Unlock()
+	return Served{Requests: s.requests.Load(), Opened: s.opened.Load(), Ended: s.ended.Load(), Open: open}
 }
 
 type openSpan struct {

@@ -52,7 +52,12 @@ type Summary struct {
 	Source          Source     `json:"source"`
 	EnergyJoules    Components `json:"energy_joules"`
 	AvgPowerWatts   Components `json:"avg_power_watts"`
-	PeakPowerWatts  Components `json:"peak_power_watts"`
+	// MeasuredAvgPowerWatts is the average power over the time that
+	// windows covered (MeasuredAverage): what the Mac drew while it was
+	// measured, where AvgPowerWatts spreads the energy over the whole
+	// span. The same at coverage 1; null when nothing was measured.
+	MeasuredAvgPowerWatts *Components `json:"measured_avg_power_watts"`
+	PeakPowerWatts        Components  `json:"peak_power_watts"`
 	// Rails is what exopower refused to believe of each rail over the
 	// span, so that a rail going bad shows where it can be counted.
 	Rails    Rails    `json:"rails"`
@@ -71,6 +76,25 @@ type Summary struct {
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
 	Title string `json:"-"`
+}
+
+// MeasuredAverage is the average power, in watts, over the time of the
+// span that windows covered: energy / (duration × coverage). At coverage
+// 1 it is AvgPowerWatts; nil when nothing was measured. Time that no
+// window covered holds no energy (none is invented for it), so energy
+// over the whole duration, AvgPowerWatts, understates the power by the
+// coverage: at 18.6 % a Mac drawing 16.5 W averages 3.1 W.
+func (s *Summary) MeasuredAverage() *Components {
+	if s.Coverage >= 1 {
+		c := s.AvgPowerWatts
+		return &c
+	}
+	covered := float64(s.DurationSeconds) * float64(s.Coverage)
+	if !(covered > 0) {
+		return nil
+	}
+	c := NewComponents(s.EnergyJoules.Values().Scale(1/covered), s.EnergyJoules.Has())
+	return &c
 }
 
 // NodeSummary is one node's measurement of a span, in the fields of a
