@@ -163,14 +163,16 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	}
 }
 
+// A command alone is its own reference: its Relative energy is 1.00, as
+// hyperfine's Relative is for one command, not a blank.
 func TestMarkdown(t *testing.T) {
 	rep := NewReport(100 * time.Millisecond)
 	rep.Results = []Result{{Command: "a|b", Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
 	rep.Finish(-1)
 	var buf bytes.Buffer
 	WriteMarkdown(&buf, rep)
-	want := "| `a\\|b` | 1.000 ± 0.000 | 1.000 | 1.000 | 1.00 | 3.000 ± 1.414 |  |\n"
-	if !strings.HasSuffix(buf.String(), want) {
+	want := "| `a\\|b` | 1.000 ± 0.000 | 1.000 | 1.000 | 1.00 | 3.000 ± 1.414 | 1.00 |\n"
+	if !strings.HasSuffix(buf.String(), want) || rep.Reference == nil || *rep.Reference != 0 {
 		t.Errorf("markdown:\n%s\nwant last row\n%s", buf.String(), want)
 	}
 }

@@ -64,7 +64,18 @@ type Result struct {
 	RunsWithoutUnits int      `json:"runs_without_units"`
 	Warnings         []string `json:"warnings"`
 
-	unit string // the unit of work's name, for the text
+	unit  string // the unit of work's name, for the text
+	label string // Job.Label: the name the text and the tables show
+}
+
+// Label is the name that the text and the tables show: the command's
+// name with the parameters it does not use, as hyperfine shows it
+// ("echo test (branch = master)"), or its name alone.
+func (r Result) Label() string {
+	if r.label != "" {
+		return r.label
+	}
+	return r.Command
 }
 
 // Run is one measured run.

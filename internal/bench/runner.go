@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -50,7 +51,12 @@ type IdleSpan struct {
 type Job struct {
 	// Name names the command in the report and the messages: -n's name,
 	// or the command itself.
-	Name                              string
+	Name string
+	// Label is Name with the parameters that the command does not use,
+	// as hyperfine shows a benchmark: "echo test (branch = master)". The
+	// text and the tables show it; JSON and CSV have Name and the
+	// parameters apart, as hyperfine's do.
+	Label                             string
 	Command                           string
 	Params                            map[string]string
 	Setup, Prepare, Conclude, Cleanup string
@@ -230,7 +236,7 @@ func (b *Runner) idle(ctx context.Context) IdleSpan {
 // runCommand runs j's setup, warmup, measured runs and cleanup. How
 // many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
-	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}}
+	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label}
 	b.aux("--setup", j, j.Setup, "")
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
 		b.aux("--prepare", j, j.Prepare, "")
@@ -247,7 +253,7 @@ func (b *Runner) runCommand(ctx context.Context, j Job) Result {
 		if b.cut() {
 			break
 		}
-		b.cfg.Progress.Run(j.Name, i+1, n)
+		b.cfg.Progress.Run(cmp.Or(j.Label, j.Name), i+1, n)
 		if run, ok := b.measured(ctx, j, i); ok {
 			res.Runs = append(res.Runs, run)
 			b.cfg.Progress.Ran(float64(run.EnergyJoules.Total))
