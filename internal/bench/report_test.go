@@ -97,6 +97,28 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// Ten runs of half a second within 8.28-8.50 J (σ about 1 %) are as
+// alike as the measurement makes them: no outlier. One of 12 J among
+// them is one.
+func TestRunsWithinOnePercentAreNoOutliers(t *testing.T) {
+	for _, c := range []struct {
+		last float64
+		want string
+	}{{8.49, ""}, {12, "1 run of 10 used an energy far from the others"}} {
+		rep := NewReport(100 * time.Millisecond)
+		var runs []Run
+		for _, j := range []float64{8.28, 8.29, 8.30, 8.29, 8.28, 8.50, 8.29, 8.48, 8.30, c.last} {
+			runs = append(runs, runOf(j, 0.5))
+		}
+		rep.Results = []Result{{Command: "sleep 0.5", Runs: runs}}
+		rep.Finish(-1)
+		got := strings.Join(rep.Results[0].Warnings, "\n")
+		if c.want == "" && strings.Contains(got, "far from") || !strings.Contains(got, c.want) {
+			t.Errorf("last run %v J: warnings %q, want %q", c.last, got, c.want)
+		}
+	}
+}
+
 func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
 	ws := []Window{{Seconds: 1, Watts: 1}, {Seconds: 1, Watts: 3}}
 	rep := NewReport(100 * time.Millisecond)

@@ -243,7 +243,11 @@ func (r Result) Preview(interval time.Duration, unit *string) Result {
 // doubts are the warnings about a command's runs.
 func (r *Result) doubts(energy []float64, interval time.Duration) []string {
 	var w []string
-	if out := Outliers(energy); len(out) > 0 {
+	floor := 0.0
+	if r.EnergyJoules != nil {
+		floor = SpreadFloor(float64(r.EnergyJoules.Mean), float64(r.DurationSeconds.Mean), float64(r.AvgPowerWatts.Mean))
+	}
+	if out := Outliers(energy, floor); len(out) > 0 {
 		w = append(w, fmt.Sprintf("%s of %d used an energy far from the others (modified Z-score beyond %.1f): "+
 			"something else may have run; more runs, or a quieter Mac, make the mean firmer", output.Count(len(out), "run"), len(energy), OutlierThreshold))
 	}

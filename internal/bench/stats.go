@@ -69,16 +69,21 @@ func Median(xs []float64) float64 {
 const OutlierThreshold = 1.4826 * 10
 
 // ModifiedZScores are the distances of xs from their median in units of
-// their median absolute deviation (MAD). A MAD of zero (most runs alike)
-// is taken as the smallest float above it, so that any run unlike the
-// rest stands out rather than dividing by zero.
-func ModifiedZScores(xs []float64) []float64 {
+// their median absolute deviation (MAD), as hyperfine computes them, but
+// that the MAD is taken as no less than floor / 1.4826: floor is the
+// least standard deviation that is more than the measurement's own
+// (SpreadFloor), and 1.4826 turns a MAD into a standard deviation. Runs
+// that differ by less than the measurement can tell, or than 1 % of
+// their mean, then never read as far apart. A MAD of zero with a floor
+// of zero (most runs alike) is taken as the smallest float above it, so
+// that any run unlike the rest stands out rather than dividing by zero.
+func ModifiedZScores(xs []float64, floor float64) []float64 {
 	med := Median(xs)
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x - med)
 	}
-	mad := Median(dev)
+	mad := max(Median(dev), floor/1.4826)
 	if !(mad > 0) {
 		mad = math.SmallestNonzeroFloat64
 	}
@@ -89,16 +94,38 @@ func ModifiedZScores(xs []float64) []float64 {
 	return z
 }
 
-// Outliers returns the indexes of the xs whose modified Z-score is
-// beyond OutlierThreshold.
-func Outliers(xs []float64) []int {
+// Outliers returns the indexes of the xs whose modified Z-score, with
+// the MAD no less than floor / 1.4826 (see ModifiedZScores), is beyond
+// OutlierThreshold: a run is one when it is more than ten standard
+// deviations from the median, the spread read from the runs (their MAD)
+// and never less than floor.
+func Outliers(xs []float64, floor float64) []int {
 	var out []int
-	for i, z := range ModifiedZScores(xs) {
+	for i, z := range ModifiedZScores(xs, floor) {
 		if math.Abs(z) > OutlierThreshold {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// Resolution is how finely the source measures the energy of a run of
+// seconds at watts, in joules: powermetrics gives power in whole
+// milliwatts and times in whole milliseconds, so a run's energy is known
+// to 1 mW over its length, and to its power over a millisecond, where
+// its edges fall. (A run of 0.5 s at 16.5 W: 0.5 mJ + 16.5 mJ.)
+func Resolution(seconds, watts float64) float64 {
+	return 0.001*math.Abs(seconds) + 0.001*math.Abs(watts)
+}
+
+// SpreadFloor is the least standard deviation of runs' energies, in
+// joules, that says more than the measurement: runs of meanJoules on
+// average, each of seconds at watts, that differ by 1 % of their mean or
+// by the source's Resolution, whichever is larger, are alike as far as
+// the measurement goes. (Ten runs within 8.28-8.50 J, σ about 1 %, are
+// as alike as the Mac and the source make them.)
+func SpreadFloor(meanJoules, seconds, watts float64) float64 {
+	return max(0.01*math.Abs(meanJoules), Resolution(seconds, watts))
 }
 
 // Ratio is b/a with its error propagated from the errors of a and b as
