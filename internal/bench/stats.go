@@ -176,3 +176,85 @@ func Differ(m1, se1, m2, se2 float64) bool {
 	d := math.Abs(m1 - m2)
 	return d > 3*math.Hypot(se1, se2) && d > 1e-9*max(math.Abs(m1), math.Abs(m2))
 }
+
+// StudentT is the p quantile of Student's t distribution with dof
+// degrees of freedom, for p in [0.5, 1): how many of its standard errors
+// a mean read from few values may be off, where the spread it is read
+// with is itself uncertain. StudentT(0.8413, ∞) is 1, one standard
+// error of a normal distribution; with one degree of freedom it is 1.84.
+// It is NaN for dof below 1.
+func StudentT(p, dof float64) float64 {
+	if !(dof >= 1) || !(p >= 0.5 && p < 1) {
+		return math.NaN()
+	}
+	// Bisection on the distribution function, which rises with t.
+	lo, hi := 0.0, 1.0
+	for studentCDF(hi, dof) < p {
+		lo, hi = hi, 2*hi
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if studentCDF(mid, dof) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// studentCDF is Student's t distribution function at t >= 0.
+func studentCDF(t, dof float64) float64 {
+	return 1 - 0.5*incompleteBeta(dof/(dof+t*t), dof/2, 0.5)
+}
+
+// incompleteBeta is the regularized incomplete beta function I_x(a, b),
+// by its continued fraction (Numerical Recipes' betacf, evaluated with
+// Lentz's method), on the side of x where it converges fast.
+func incompleteBeta(x, a, b float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a + b)
+	lb, _ := math.Lgamma(a)
+	lc, _ := math.Lgamma(b)
+	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log1p(-x))
+	if x > (a+1)/(a+b+2) {
+		return 1 - front*betaFraction(1-x, b, a)/b
+	}
+	return front * betaFraction(x, a, b) / a
+}
+
+func betaFraction(x, a, b float64) float64 {
+	const tiny = 1e-300
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	f := d
+	for m := 1.0; m <= 300; m++ {
+		for _, num := range []float64{
+			m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m)),
+			-(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1)),
+		} {
+			d = 1 + num*d
+			if math.Abs(d) < tiny {
+				d = tiny
+			}
+			c = 1 + num/c
+			if math.Abs(c) < tiny {
+				c = tiny
+			}
+			d = 1 / d
+			f *= c * d
+		}
+		if math.Abs(c*d-1) < 1e-15 {
+			break
+		}
+	}
+	return f
+}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
@@ -133,24 +132,6 @@ func TestDiffer(t *testing.T) {
 	}
 }
 
-// A window cut short at a span's edge counts in the idle power, but its
-// power, a few whole millijoules over a few ms, is no measure of the
-// Mac's noise: the standard error comes from the full windows.
-func TestAShortWindowCountsInTheIdlePowerButNotInItsError(t *testing.T) {
-	ws := make([]Window, 0, 11)
-	for range 10 {
-		ws = append(ws, Window{Seconds: 0.1, Watts: 4.5})
-	}
-	ws = append(ws, Window{Seconds: 0.002, Watts: 5.25}) // 10.5 mJ, rounded up from 9
-	idle := NewIdle(time.Unix(0, 0), time.Second, ws)
-	if want := (4.5*1 + 5.25*0.002) / 1.002; math.Abs(float64(idle.PowerWatts)-want) > 1e-12 {
-		t.Errorf("idle power %v W, want %v W", idle.PowerWatts, want)
-	}
-	if se := idle.StandardErrorWatts; se == nil || math.Abs(float64(*se)) > 1e-12 {
-		t.Errorf("standard error %v, want 0: the full windows agree", val(se))
-	}
-}
-
 // The MAD is taken as no less than the floor over 1.4826: with a floor of
 // 1.4826 the MAD of 0.5 reads as 1.
 func TestModifiedZScoresWithAFloor(t *testing.T) {
@@ -199,5 +180,23 @@ func TestOutliersBeneathTheFloorAreNone(t *testing.T) {
 	}
 	if got := Resolution(0.01, 5); !near(got, 0.00501) {
 		t.Errorf("Resolution of 10 ms at 5 W = %v, want 0.00501 J", got)
+	}
+}
+
+// Student's t quantiles as the tables give them.
+func TestStudentT(t *testing.T) {
+	for _, c := range []struct {
+		p, dof, want float64
+	}{
+		{0.975, 1, 12.7062}, {0.975, 2, 4.3027}, {0.975, 10, 2.2281}, {0.975, 1e6, 1.9600},
+		{0.8413447, 1, 1.8373}, {0.8413447, 2, 1.3213}, {0.8413447, 1e6, 1.0000},
+		{0.99865, 1, 235.78}, {0.99865, 4, 6.6201}, {0.5, 3, 0},
+	} {
+		if got := StudentT(c.p, c.dof); math.Abs(got-c.want) > 1e-4*max(1, c.want) {
+			t.Errorf("StudentT(%v, %v) = %.5f, want %v", c.p, c.dof, got, c.want)
+		}
+	}
+	if !math.IsNaN(StudentT(0.9, 0)) {
+		t.Errorf("StudentT with no degree of freedom is a number")
 	}
 }

@@ -78,10 +78,7 @@ func (t *Text) Summary(rep *Report) error {
 	st := t.Styles
 	if bl := rep.Baseline; bl != nil {
 		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, "Idle baseline:"), idleText(float64(bl.PowerWatts), bl.StandardErrorWatts))
-		if bl.After != nil {
-			fmt.Fprintf(&b, "  before %s, after %s, %s each\n", idleText(float64(bl.Before.PowerWatts), bl.Before.StandardErrorWatts),
-				idleText(float64(bl.After.PowerWatts), bl.After.StandardErrorWatts), output.Seconds(float64(bl.DurationSeconds)))
-		}
+		fmt.Fprintf(&b, "  %s\n", spansText(bl))
 		if sys := bl.SystemPowerWatts; sys != nil {
 			fmt.Fprintf(&b, "  the whole Mac idle: %s (what net system is net of)\n", output.Watts(float64(*sys)))
 		}
@@ -126,6 +123,22 @@ func (t *Text) warn(c string, warnings []string) {
 		fmt.Fprintf(&b, "exopower: %s %s\n", t.ErrStyles.Render(t.ErrStyles.Warn, "warning:"), w)
 	}
 	io.WriteString(t.Err, b.String())
+}
+
+// spansText says what each idle span measured and for how long: "before
+// 4.502 W over 0.500 s, after 4.501 W ± 0.001 W over 1.000 s".
+func spansText(bl *Baseline) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		idle *Idle
+	}{{"before", bl.Before}, {"between runs", bl.Between}, {"after", bl.After}} {
+		if s.idle != nil {
+			parts = append(parts, fmt.Sprintf("%s %s over %s", s.name, idleText(float64(s.idle.PowerWatts), s.idle.StandardErrorWatts),
+				output.Seconds(float64(s.idle.DurationSeconds))))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func idleText(p float64, se *wire.Num) string {

@@ -26,7 +26,7 @@ func TestEachCommandIsHandedOverOnceItsRunsAreDone(t *testing.T) {
 	}
 	r, _ := runner(t, cfg, m)
 	rep := r.Measure(context.Background())
-	want := "idle 1s,begin,end,begin,end,finished 0 echo a 1.5 J,begin,end,begin,end,finished 1 echo b 3.5 J,idle 1s"
+	want := "idle 500ms,idle 500ms,begin,end,begin,end,finished 0 echo a 1.5 J,begin,end,begin,end,finished 1 echo b 3.5 J,idle 500ms,idle 500ms"
 	if got := strings.Join(m.calls, ","); got != want {
 		t.Errorf("the meter and the callback were called\n%s\nwant\n%s", got, want)
 	}
@@ -120,9 +120,9 @@ func TestTheSummaryIsHyperfinesOfEnergy(t *testing.T) {
 // With a baseline, the end gives the idle power and each command's net
 // energy with the baseline's uncertainty; the blocks the gross energy.
 func TestTheNetEnergyComesAfterTheClosingBaseline(t *testing.T) {
-	ws := []Window{{Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}, {Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}}
+	ws := spans(pieceOf(1.9), pieceOf(2.1), pieceOf(1.9), pieceOf(2.1))
 	rep := NewReport(100 * time.Millisecond)
-	rep.Baseline = NewBaseline(NewIdle(time.Now(), 2*time.Second, ws), NewIdle(time.Now(), 2*time.Second, ws), ws)
+	rep.Baseline = NewBaseline(ws[:2], nil, ws[2:])
 	rep.Results = []Result{{Command: "a", Runs: []Run{runOf(10, 2), runOf(12, 3)}}}
 	rep.Finish(-1)
 	var out bytes.Buffer
