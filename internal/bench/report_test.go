@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -125,6 +126,9 @@ func TestRunsWithinOnePercentAreNoOutliers(t *testing.T) {
 		got := strings.Join(rep.Results[0].Warnings, "\n")
 		if c.want == "" && strings.Contains(got, "far from") || !strings.Contains(got, c.want) {
 			t.Errorf("last run %v J: warnings %q, want %q", c.last, got, c.want)
+		}
+		if js, _ := json.Marshal(rep.Results[0]); c.want == "" && !strings.Contains(string(js), `"warnings":[]`) {
+			t.Errorf("nothing to warn of: JSON %s, want an empty list of warnings", js)
 		}
 	}
 }

@@ -222,7 +222,11 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	if r.NetEnergyJoules != nil {
 		r.NetEnergyUncertaintyJoules = num(b.errorWatts() * float64(r.DurationSeconds.Mean))
 	}
+	// An empty list, not null, where there is nothing to warn of.
 	r.Warnings = append(r.Warnings, r.doubts(energy, interval)...)
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
 	if unit != nil {
 		r.unit = *unit
 		r.perUnit(*unit)
