@@ -6,8 +6,8 @@ import (
 )
 
 // maxAutoBaseline is the most that --baseline auto measures the idle Mac
-// before the first run and after the last, each: the fixed span that was
-// the default before the spans were fitted to the runs.
+// before the first run and after the last, each: where the idle power
+// wanders too much for the runs' needs to be met, the bench still ends.
 const maxAutoBaseline = 5 * time.Second
 
 // baselineFlag is --baseline: auto (the default), fitted to the runs, or

@@ -17,8 +17,9 @@ type IdleSpan struct {
 // enough to hold the many timers that wake a Mac several times a second
 // (so that a piece's power is not one of them or none), short enough
 // that a few fit in a quick bench. The pieces' powers are the values
-// whose spread gives the idle power's standard error: unlike the source's
-// windows, pieces this long are all but independent of each other.
+// whose spread gives the idle power's standard error: pieces this long
+// are far nearer independent of each other than the source's windows of
+// 100 ms, which a periodic load makes differ in step.
 const MinIdlePiece = 500 * time.Millisecond
 
 // IdlePiece is the length of the pieces the idle Mac is measured in at
