@@ -115,8 +115,7 @@ spelt out. hyperfine's flags that exopower cannot honour are refused.`,
 	f.BoolVar(&o.showOutput, "show-output", false, "let the commands' output through (to stderr with --json): --output=inherit")
 	f.StringArrayVar(&o.outputs, "output", nil, "where the commands' output goes, `WHERE`: null (the default), pipe (read and thrown away), inherit (as --show-output) or a FILE (stdout to it, made anew for every command, hooks too; ./name for a name alone); once for all commands, or once for each")
 	f.StringVar(&o.input, "input", "null", "the commands' standard input, `WHERE`: null or a FILE, read from its start by every command")
-	o.baseline = baselineFlag{d: maxAutoBaseline, auto: true}
-	f.Var(&o.baseline, "baseline", "how long to measure the idle Mac before the first run and after the last: auto (as long as the runs' spread needs, at most 5s each, and in the latter half of each --cooldown), or exactly D each; 0: no baseline")
+	f.Var(o.baseline.auto5s(), "baseline", "how long to measure the idle Mac before the first run and after the last: auto (as long as the runs' spread needs, at most 5s each, and in the latter half of each --cooldown), or exactly D each; 0: no baseline")
 	f.DurationVar(&o.cooldown, "cooldown", 0, "wait this long between runs, not measured (exopower's own)")
 	f.StringVar(&o.reference, "reference", "", "compare the others with `CMD`, measured first (default: the command with the least energy)")
 	f.StringVar(&o.referenceName, "reference-name", "", "the `NAME` of --reference's command in the output and the exports")

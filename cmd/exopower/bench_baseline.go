@@ -17,6 +17,12 @@ type baselineFlag struct {
 	auto bool
 }
 
+// auto5s sets b to its default, auto, and returns it.
+func (b *baselineFlag) auto5s() *baselineFlag {
+	*b = baselineFlag{d: maxAutoBaseline, auto: true}
+	return b
+}
+
 func (b *baselineFlag) String() string {
 	if b.auto {
 		return "auto"
@@ -28,7 +34,7 @@ func (b *baselineFlag) Type() string { return "D" }
 
 func (b *baselineFlag) Set(v string) error {
 	if v == "auto" {
-		*b = baselineFlag{d: maxAutoBaseline, auto: true}
+		b.auto5s()
 		return nil
 	}
 	// A negative duration is refused by validate, naming the flag.

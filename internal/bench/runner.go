@@ -246,7 +246,7 @@ func (b *Runner) idleAfter(ctx context.Context, results []Result) []IdleSpan {
 	var after []IdleSpan
 	for spent := time.Duration(0); spent+piece <= max(b.cfg.Baseline, piece) && !b.cut(); spent += piece {
 		after = append(after, b.idlePieces(ctx, piece)...)
-		ws, _ := pieces(append(append(append([]IdleSpan{}, b.before...), b.between...), after...))
+		ws, _ := pieces(slices.Concat(b.before, b.between, after))
 		if IdleEnough(ws, need) {
 			break
 		}

@@ -200,6 +200,14 @@ func (t *Text) block(i int, r Result) string {
 		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
 	}
+	t.writeLines(&b, lines)
+	return b.String()
+}
+
+// writeLines writes a block's lines, their values lined up after the
+// longest label or where hyperfine's begin.
+func (t *Text) writeLines(b *strings.Builder, lines []blockLine) {
+	st := t.Styles
 	width := hyperfineLabelWidth
 	for _, l := range lines {
 		width = max(width, len([]rune(l.label))+1)
@@ -215,7 +223,6 @@ func (t *Text) block(i int, r Result) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
 }
 
 // hyperfineLabelWidth is where hyperfine's values begin, after the
