@@ -33,7 +33,8 @@ type benchOptions struct {
 	showOutput                     bool
 	outputs                        []string
 	input                          string
-	baseline, cooldown             time.Duration
+	cooldown                       time.Duration
+	baseline                       baselineFlag
 	reference, referenceName       string
 	names                          []string
 	style, sort, timeUnit          string
@@ -114,7 +115,7 @@ spelt out. hyperfine's flags that exopower cannot honour are refused.`,
 	f.BoolVar(&o.showOutput, "show-output", false, "let the commands' output through (to stderr with --json): --output=inherit")
 	f.StringArrayVar(&o.outputs, "output", nil, "where the commands' output goes, `WHERE`: null (the default), pipe (read and thrown away), inherit (as --show-output) or a FILE (stdout to it, made anew for every command, hooks too; ./name for a name alone); once for all commands, or once for each")
 	f.StringVar(&o.input, "input", "null", "the commands' standard input, `WHERE`: null or a FILE, read from its start by every command")
-	f.DurationVar(&o.baseline, "baseline", 5*time.Second, "measure the idle Mac this long before the first run and after the last; 0: no baseline")
+	f.Var(o.baseline.auto5s(), "baseline", "how long to measure the idle Mac before the first run and after the last: auto (as long as the runs' spread needs, at most 5s each, and in the latter half of each --cooldown), or exactly D each; 0: no baseline")
 	f.DurationVar(&o.cooldown, "cooldown", 0, "wait this long between runs, not measured (exopower's own)")
 	f.StringVar(&o.reference, "reference", "", "compare the others with `CMD`, measured first (default: the command with the least energy)")
 	f.StringVar(&o.referenceName, "reference-name", "", "the `NAME` of --reference's command in the output and the exports")
@@ -147,8 +148,8 @@ func (o *benchOptions) validate() error {
 		return cli.Fail(errors.New("bench: no command to measure"), usage)
 	case o.warmup < 0:
 		return cli.Fail(fmt.Errorf("--warmup %d: it takes 0 or more", o.warmup))
-	case o.baseline < 0:
-		return cli.Fail(fmt.Errorf("--baseline %v: it takes 0 (none) or a duration", o.baseline), "5s, the default, suits most benches")
+	case o.baseline.d < 0:
+		return cli.Fail(fmt.Errorf("--baseline %v: it takes auto, 0 (none) or a duration", o.baseline.d), "auto, the default, measures as long as the runs need")
 	case o.cooldown < 0:
 		return cli.Fail(fmt.Errorf("--cooldown %v: it takes 0 or a duration", o.cooldown))
 	case o.set["reference-name"] && o.reference == "":
@@ -172,7 +173,7 @@ func (o *benchOptions) config(s *cli.Streams, id child.Identity) bench.Config {
 	least, most := o.runBounds()
 	cfg := bench.Config{
 		Jobs: o.jobs, Runs: least, MaxRuns: most, MinTime: time.Duration(o.minTime * float64(time.Second)),
-		Warmup: o.warmup, Cooldown: o.cooldown, Baseline: o.baseline, Interval: o.interval,
+		Warmup: o.warmup, Cooldown: o.cooldown, Baseline: o.baseline.d, AutoBaseline: o.baseline.auto, Interval: o.interval,
 		IgnoreFailure: o.failures, Argv: o.argv, Identity: id, Input: o.inputPath,
 		UnitsFrom: o.unitsRE, Unit: o.unitName(), Signals: s.Signals, Messages: s.Err,
 		// The output of the jobs that --output=inherit (or
@@ -191,7 +192,11 @@ func (o *benchOptions) config(s *cli.Streams, id child.Identity) bench.Config {
 	}
 	// With the runs counted from the first one's pace, the least is what
 	// is known beforehand.
-	cfg.Progress = bench.NewProgress(w, len(cfg.Jobs)*least, o.baseline)
+	tail := o.baseline.d
+	if o.baseline.auto {
+		tail = bench.IdlePiece(o.interval)
+	}
+	cfg.Progress = bench.NewProgress(w, len(cfg.Jobs)*least, tail)
 	return cfg
 }
 

@@ -20,7 +20,8 @@ func NewReport(interval time.Duration) *Report {
 // Finish computes every result's statistics and the comparison with the
 // reference: the command at index ref, or with ref < 0 the one with the
 // least mean energy. The reference's own ratio is 1, with no error: it
-// is not measured against itself.
+// is not measured against itself. A command alone is its own reference,
+// as hyperfine's table gives a lone command's Relative as 1.00.
 func (rep *Report) Finish(ref int) {
 	interval := time.Duration(float64(rep.IntervalSeconds) * float64(time.Second))
 	for i := range rep.Results {
@@ -32,7 +33,7 @@ func (rep *Report) Finish(ref int) {
 	if ref < 0 {
 		ref = rep.leastEnergy()
 	}
-	if ref < 0 || ref >= len(rep.Results) || rep.Results[ref].EnergyJoules == nil || len(rep.Results) < 2 {
+	if ref < 0 || ref >= len(rep.Results) || rep.Results[ref].EnergyJoules == nil {
 		return
 	}
 	rep.Reference = &ref
@@ -135,7 +136,7 @@ func (rep *Report) Comparison() []string {
 			continue
 		}
 		if rel, ok := Relate(ref, rep.Results[i]); ok {
-			lines = append(lines, fmt.Sprintf("%s ran %s %s", ref.Command, rel.Than(), rep.Results[i].Command))
+			lines = append(lines, fmt.Sprintf("%s ran %s %s", ref.Label(), rel.Than(), rep.Results[i].Label()))
 		}
 	}
 	return lines

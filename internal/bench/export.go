@@ -180,7 +180,7 @@ func writeTable(w io.Writer, rep *Report, m markup) error {
 	fastest := rep.fastest()
 	for _, i := range rep.tableOrder() {
 		r := rep.Results[i]
-		cells := []string{m.command(strings.ReplaceAll(r.Command, "|", `\|`)), unit.meanSD(r.Mean, r.Stddev), unit.format(r.Min), unit.format(r.Max),
+		cells := []string{m.command(strings.ReplaceAll(r.Label(), "|", `\|`)), unit.meanSD(r.Mean, r.Stddev), unit.format(r.Min), unit.format(r.Max),
 			relativeTime(rep, fastest, i), meanSD(r.EnergyJoules, 3)}
 		if net {
 			cells = append(cells, meanSD(r.NetEnergyJoules, 3))

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
@@ -31,37 +30,26 @@ func (m *StreamMeter) End(ctx context.Context, at time.Time, status int, signal 
 	return NewRun(m.meter.End(ctx, m.span, at), m.span.Start, status, signal)
 }
 
-// Idle measures one span of the idle Mac, and keeps the parts of its
-// windows inside it.
+// Idle measures one span of the idle Mac: its energy over the time its
+// windows covered.
 func (m *StreamMeter) Idle(ctx context.Context, d time.Duration, sleep func(time.Duration) bool) (IdleSpan, error) {
-	var mu sync.Mutex
-	var ws []sampler.Window
-	span := m.meter.Begin(ctx, func(w sampler.Window, _ sampler.Totals) {
-		mu.Lock()
-		ws = append(ws, w)
-		mu.Unlock()
-	})
+	span := m.meter.Begin(ctx, nil)
 	end := span.Start.Add(d)
 	if !sleep(d) {
 		end = time.Now()
 	}
-	m.meter.End(ctx, span, end)
-	mu.Lock()
-	defer mu.Unlock()
-	var parts []Window
-	for _, w := range ws {
-		from, to := w.Start, w.End
-		if from.Before(span.Start) {
-			from = span.Start
-		}
-		if to.After(end) {
-			to = end
-		}
-		if p := to.Sub(from); p > 0 {
-			parts = append(parts, Window{Seconds: p.Seconds(), Watts: w.Power.Total, SystemWatts: w.Power.System, HasSystem: w.Has.System})
-		}
+	return idleSpan(m.meter.End(ctx, span, end)), nil
+}
+
+// idleSpan is the piece of idle time that r measured: the time its
+// windows covered, and its power over that time (all of it but for a
+// gap in the stream).
+func idleSpan(r sampler.Result) IdleSpan {
+	s := IdleSpan{Start: r.Start, Windows: r.Samples}
+	if secs := r.Duration.Seconds() * r.Coverage; secs > 0 {
+		s.Window = Window{Seconds: secs, Watts: r.Energy.Total / secs, SystemWatts: r.Energy.System / secs, HasSystem: r.Has.System}
 	}
-	return IdleSpan{Idle: NewIdle(span.Start, end.Sub(span.Start), parts), Windows: parts}, nil
+	return s
 }
 
 // Close stops the stream: the report names the machine that its first
@@ -106,41 +94,32 @@ func (n *NodesMeter) End(ctx context.Context, at time.Time, status int, signal s
 	return NewClusterRun(cluster.Total(nodes, n.skipped, n.start, at.Sub(n.start)), status, signal)
 }
 
-// Idle measures the idle nodes as spans back to back, each of at least
-// two windows: the spread of their summed powers gives the idle power's
-// error, as windows do for one Mac.
+// Idle measures one span of the idle nodes: its power is the sum of
+// each node's energy over its own span's length.
 func (n *NodesMeter) Idle(ctx context.Context, d time.Duration, sleep func(time.Duration) bool) (IdleSpan, error) {
-	chunk := max(2*n.interval, d/10)
-	start := time.Now()
-	var parts []Window
-	var err error
-	for done, more := time.Duration(0), true; done < d && more; done += chunk {
-		c := min(chunk, d-done)
-		if err = n.Begin(ctx); err != nil {
-			break
-		}
-		from := n.start
-		at := from.Add(c)
-		if more = sleep(c); !more {
-			at = time.Now()
-		}
-		// Each node's power over its own span: a remote node's span ends
-		// when the request reaches it, not at at.
-		w := Window{HasSystem: true}
-		for _, ns := range n.End(ctx, at, 0, "").Nodes {
-			if s := float64(ns.DurationSeconds); s > 0 {
-				w.Watts += float64(ns.EnergyJoules.Total) / s
-				if sys := ns.EnergyJoules.System; sys != nil {
-					w.SystemWatts += float64(*sys) / s
-				}
-			}
-			w.HasSystem = w.HasSystem && ns.EnergyJoules.System != nil
-		}
-		if w.Seconds = at.Sub(from).Seconds(); w.Seconds > 0 {
-			parts = append(parts, w)
-		}
+	if err := n.Begin(ctx); err != nil {
+		return IdleSpan{}, err
 	}
-	return IdleSpan{Idle: NewIdle(start, time.Since(start), parts), Windows: parts}, err
+	from := n.start
+	at := from.Add(d)
+	if !sleep(d) {
+		at = time.Now()
+	}
+	// Each node's power over its own span: a remote node's span ends
+	// when the request reaches it, not at at.
+	s := IdleSpan{Start: from, Window: Window{HasSystem: true}}
+	for _, ns := range n.End(ctx, at, 0, "").Nodes {
+		if secs := float64(ns.DurationSeconds); secs > 0 {
+			s.Watts += float64(ns.EnergyJoules.Total) / secs
+			if sys := ns.EnergyJoules.System; sys != nil {
+				s.SystemWatts += float64(*sys) / secs
+			}
+		}
+		s.HasSystem = s.HasSystem && ns.EnergyJoules.System != nil
+		s.Windows += ns.Samples
+	}
+	s.Seconds = at.Sub(from).Seconds()
+	return s, nil
 }
 
 // Close lets go of the nodes, this Mac's stream among them.

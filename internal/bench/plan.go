@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // Plan is what a bench measures, as hyperfine's command line says it:
@@ -36,10 +37,11 @@ func (p Plan) Jobs() ([]Job, error) {
 	type job struct {
 		command, name string
 		params        map[string]string
+		unused        string
 	}
 	var js []job
 	if p.Reference != "" {
-		js = append(js, job{p.Reference, p.ReferenceName, map[string]string{}})
+		js = append(js, job{p.Reference, p.ReferenceName, map[string]string{}, ""})
 	}
 	combos := Combinations(p.Lists)
 	benches := len(combos) * len(p.Commands)
@@ -62,7 +64,7 @@ func (p Plan) Jobs() ([]Job, error) {
 				name = p.Names[k]
 			}
 			k++
-			js = append(js, job{c, Substitute(name, params), maps.Clone(params)})
+			js = append(js, job{c, Substitute(name, params), maps.Clone(params), unusedParameters(c, p.Lists, params)})
 		}
 	}
 	n := len(js)
@@ -83,11 +85,29 @@ func (p Plan) Jobs() ([]Job, error) {
 		if out[i].Name == "" {
 			out[i].Name = out[i].Command
 		}
+		out[i].Label = out[i].Name + j.unused
 		if len(p.Outputs) > 0 {
 			out[i].Output = p.Outputs[min(i, len(p.Outputs)-1)]
 		}
 	}
 	return out, nil
+}
+
+// unusedParameters are the parameters that command (before they are put
+// in) does not use, as hyperfine names them after the command's name, so
+// that benchmarks that differ only in them are told apart: " (branch =
+// master, n = 1)", in the lists' order; "" when it uses them all.
+func unusedParameters(command string, lists []ParameterList, params map[string]string) string {
+	var unused []string
+	for _, l := range lists {
+		if !strings.Contains(command, "{"+l.Name+"}") {
+			unused = append(unused, l.Name+" = "+params[l.Name])
+		}
+	}
+	if len(unused) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(unused, ", ") + ")"
 }
 
 // pick is the i-th of one per job, or the one for all, or "".

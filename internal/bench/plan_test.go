@@ -95,3 +95,40 @@ func TestCommandNamesAsHyperfineCountsThem(t *testing.T) {
 		}
 	}
 }
+
+// A parameter that the command does not use is named after the command's
+// name, as hyperfine names the benchmark (its test
+// unused_parameters_are_shown_in_benchmark_name), so that benchmarks that
+// differ only in it are told apart; the name alone is what JSON and CSV
+// have.
+func TestUnusedParametersAreNamedAfterTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		what   string
+		plan   Plan
+		labels string
+	}{
+		{"one list the command does not use", Plan{Commands: []string{"echo test"}, Lists: []ParameterList{{"branch", []string{"master", "feature"}}}},
+			"echo test (branch = master)|echo test (branch = feature)"},
+		{"one used, one not, in the lists' order", Plan{Commands: []string{"echo {b}"}, Lists: []ParameterList{{"z", []string{"1"}}, {"b", []string{"x"}}, {"a", []string{"2"}}}},
+			"echo x (z = 1, a = 2)"},
+		{"all used", Plan{Commands: []string{"sleep {t}"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "sleep 1|sleep 2"},
+		{"a name that uses it: the command does not", Plan{Commands: []string{"true"}, Names: []string{"nap-{t}"}, Lists: []ParameterList{{"t", []string{"1"}}}},
+			"nap-1 (t = 1)"},
+		{"no parameters, and the reference", Plan{Commands: []string{"a"}, Reference: "r"}, "r|a"},
+	} {
+		jobs, err := c.plan.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labels []string
+		for _, j := range jobs {
+			labels = append(labels, j.Label)
+			if strings.Contains(j.Name, "(") {
+				t.Errorf("%s: the name %q has the parameters: JSON and CSV keep them apart", c.what, j.Name)
+			}
+		}
+		if got := strings.Join(labels, "|"); got != c.labels {
+			t.Errorf("%s: labels %q, want %q", c.what, got, c.labels)
+		}
+	}
+}

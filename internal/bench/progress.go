@@ -68,6 +68,14 @@ func (p *Progress) Idle(d time.Duration) {
 	}
 }
 
+// IdleAtMost says that the idle Mac is being measured for as long as
+// the runs need, at most d.
+func (p *Progress) IdleAtMost(d time.Duration) {
+	if p.w != nil {
+		p.draw(fmt.Sprintf("measuring the idle Mac, at most %v", d))
+	}
+}
+
 func (p *Progress) draw(line string) {
 	fmt.Fprintf(p.w, "\r%s\x1b[K", line)
 	p.drawn = true

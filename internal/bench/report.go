@@ -62,48 +62,58 @@ const (
 	SortMean    = "mean-energy"
 )
 
-// Baseline is the idle power, from the windows of both idle spans
-// together, weighted by their lengths.
+// Baseline is the idle power, from the pieces of every idle span (before
+// the first run, in the cooldowns between runs, after the last) together,
+// weighted by their lengths.
 type Baseline struct {
+	// DurationSeconds is the idle time measured, all spans together.
 	DurationSeconds wire.Num `json:"duration_seconds"`
 	PowerWatts      wire.Num `json:"power_watts"`
-	// StandardErrorWatts is the standard error of PowerWatts; null when
-	// too few windows give one.
+	// StandardErrorWatts is the standard error of PowerWatts, from the
+	// spread of the pieces' powers; null when too few pieces give one.
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
 	// SystemPowerWatts is the whole idle Mac's power, where the source
 	// reads the SMC; null otherwise.
 	SystemPowerWatts *wire.Num `json:"system_power_watts"`
 	Before           *Idle     `json:"before"`
+	// Between is the idle Mac measured in the latter half of each
+	// cooldown between runs (--baseline auto with --cooldown); null
+	// when none was.
+	Between *Idle `json:"between"`
 	// After is null when the bench was cut short before it.
 	After *Idle `json:"after"`
 }
 
-// Idle is one span of the idle Mac.
+// Idle is one span of the idle Mac, measured in pieces back to back.
 type Idle struct {
-	StartedAt          string    `json:"started_at"`
-	DurationSeconds    wire.Num  `json:"duration_seconds"`
-	PowerWatts         wire.Num  `json:"power_watts"`
+	StartedAt string `json:"started_at"`
+	// DurationSeconds is the time the pieces measured.
+	DurationSeconds wire.Num `json:"duration_seconds"`
+	PowerWatts      wire.Num `json:"power_watts"`
+	// StandardErrorWatts is the standard error of PowerWatts, from the
+	// spread of the pieces' powers; null for fewer than two.
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
 	// SystemPowerWatts is the whole idle Mac's power; null without the
 	// system's power.
 	SystemPowerWatts *wire.Num `json:"system_power_watts"`
-	Windows          int       `json:"windows"`
+	// Windows counts the source's windows over the span, Spans its
+	// pieces, whose powers make its power and their spread its error.
+	Windows int `json:"windows"`
+	Spans   int `json:"spans"`
 
-	// whole is the power of the windows that StandardErrorWatts is read
-	// from, those not cut short: what is compared with another span's.
-	whole float64
+	pieces []Window // the pieces' lengths and powers, for Drifted
 }
 
-// Window is a window's part within an idle span: its length and its
-// average power, the SoC's, and the whole system's where HasSystem.
+// Window is a piece of an idle span: its length and its average power,
+// the SoC's, and the whole system's where HasSystem.
 type Window struct {
 	Seconds, Watts float64
 	SystemWatts    float64
 	HasSystem      bool
 }
 
-// systemPower is the windows' system power, weighed by their lengths;
-// nil unless every window has it.
+// systemPower is the pieces' system power, weighed by their lengths;
+// nil unless every piece has it.
 func systemPower(ws []Window) *wire.Num {
 	var joules, secs float64
 	for _, w := range ws {
@@ -118,39 +128,68 @@ func systemPower(ws []Window) *wire.Num {
 	return num(joules / secs)
 }
 
-// NewIdle describes an idle span from its windows. It is nil when no
-// window covered any of it.
-func NewIdle(started time.Time, d time.Duration, ws []Window) *Idle {
-	m, whole, se := weighted(ws)
+// NewIdle describes an idle span from its pieces. It is nil when none
+// covered any time.
+func NewIdle(spans []IdleSpan) *Idle {
+	ws, windows := pieces(spans)
+	m, se := weighted(ws)
 	if math.IsNaN(m) {
 		return nil
 	}
-	return &Idle{StartedAt: started.UTC().Format(time.RFC3339Nano), DurationSeconds: wire.Num(d.Seconds()),
-		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), SystemPowerWatts: systemPower(ws), Windows: len(ws), whole: whole}
+	var secs float64
+	for _, w := range ws {
+		secs += w.Seconds
+	}
+	return &Idle{StartedAt: spans[0].Start.UTC().Format(time.RFC3339Nano), DurationSeconds: wire.Num(secs),
+		PowerWatts: wire.Num(m), StandardErrorWatts: num(se), SystemPowerWatts: systemPower(ws), Windows: windows, Spans: len(ws), pieces: ws}
 }
 
-// NewBaseline pools the windows of both idle spans. It is nil when there
-// is no idle power.
-func NewBaseline(before, after *Idle, ws []Window) *Baseline {
-	m, _, se := weighted(ws)
-	if before == nil || math.IsNaN(m) {
+// NewBaseline pools the pieces of the idle spans before the first run,
+// between runs and after the last. It is nil when there is no idle
+// power before the runs.
+func NewBaseline(before, between, after []IdleSpan) *Baseline {
+	b := &Baseline{Before: NewIdle(before), Between: NewIdle(between), After: NewIdle(after)}
+	ws, _ := pieces(slices.Concat(before, between, after))
+	m, se := weighted(ws)
+	if b.Before == nil || math.IsNaN(m) {
 		return nil
 	}
-	b := &Baseline{DurationSeconds: before.DurationSeconds, PowerWatts: wire.Num(m), StandardErrorWatts: num(se),
-		SystemPowerWatts: systemPower(ws), Before: before, After: after}
+	for _, w := range ws {
+		b.DurationSeconds += wire.Num(w.Seconds)
+	}
+	b.PowerWatts, b.StandardErrorWatts, b.SystemPowerWatts = wire.Num(m), num(se), systemPower(ws)
 	return b
 }
 
+// pieces are the spans that measured any time, and the source's windows
+// over them.
+func pieces(spans []IdleSpan) (ws []Window, windows int) {
+	for _, s := range spans {
+		if s.Seconds > 0 {
+			ws, windows = append(ws, s.Window), windows+s.Windows
+		}
+	}
+	return ws, windows
+}
+
+// weighted is the idle power, the pieces' powers weighed by their
+// lengths, and its standard error from their spread.
+func weighted(ws []Window) (mean, se float64) {
+	v, w := make([]float64, len(ws)), make([]float64, len(ws))
+	for i, x := range ws {
+		v[i], w[i] = x.Watts, x.Seconds
+	}
+	return WeightedMean(v, w)
+}
+
 // Drifted says, when the idle power before the runs and after them
-// differ beyond their errors, that the Mac's background changed. The
-// powers compared are those of the windows that the errors are read
-// from: a window cut short at an edge has a power from a few whole
-// millijoules, off by more than the errors of whole windows say.
+// differ beyond what the pieces' spread within each span lets chance
+// do, that the Mac's background changed.
 func (b *Baseline) Drifted() (string, bool) {
 	if b == nil || b.After == nil {
 		return "", false
 	}
-	if !Differ(b.Before.whole, val(b.Before.StandardErrorWatts), b.After.whole, val(b.After.StandardErrorWatts)) {
+	if !Drift(b.Before.pieces, b.After.pieces) {
 		return "", false
 	}
 	p1, p2 := float64(b.Before.PowerWatts), float64(b.After.PowerWatts)
@@ -160,31 +199,6 @@ func (b *Baseline) Drifted() (string, bool) {
 
 // errorWatts is the idle power's standard error, 0 when unknown.
 func (b *Baseline) errorWatts() float64 { return val(b.StandardErrorWatts) }
-
-// weighted is the idle power, the windows' powers weighed by their
-// length within the span; whole, the same of the windows of at least half
-// the median length only; and its standard error. The error is read from
-// those whole windows: a window cut short, as where a span's edge asked
-// for a sample, has its power from a few whole millijoules, whose
-// rounding would read as noise of the Mac. (Its energy, exact to the
-// millijoule, still counts in the mean.)
-func weighted(ws []Window) (mean, whole, se float64) {
-	v, w := make([]float64, len(ws)), make([]float64, len(ws))
-	lengths := make([]float64, len(ws))
-	for i, x := range ws {
-		v[i], w[i], lengths[i] = x.Watts, x.Seconds, x.Seconds
-	}
-	mean, _ = WeightedMean(v, w)
-	slices.Sort(lengths)
-	var fv, fw []float64
-	for i, x := range ws {
-		if len(lengths) > 0 && x.Seconds >= lengths[(len(lengths)-1)/2]/2 {
-			fv, fw = append(fv, v[i]), append(fw, w[i])
-		}
-	}
-	whole, se = WeightedMean(fv, fw)
-	return mean, whole, se
-}
 
 // num is x for JSON; nil (null) for NaN.
 func num(x float64) *wire.Num {

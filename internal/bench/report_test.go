@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -19,13 +20,23 @@ func runOf(joules, seconds float64) Run {
 		AvgPowerWatts: wire.Components{Total: wire.Num(joules / seconds)}, Coverage: 1, Samples: 5}
 }
 
+// spans are pieces of an idle span, one a window.
+func spans(ws ...Window) []IdleSpan {
+	var out []IdleSpan
+	for _, w := range ws {
+		out = append(out, IdleSpan{Start: time.Unix(1_700_000_000, 0), Window: w, Windows: 5})
+	}
+	return out
+}
+
+// pieceOf is a piece of half a second at watts.
+func pieceOf(watts float64) Window { return Window{Seconds: 0.5, Watts: watts} }
+
 func TestNetEnergyIsEnergyLessIdlePowerOverTheDuration(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0)
-	// Idle 2 W ± 0.1 W: four windows of 0.5 s at 1.9, 2.1, 1.9, 2.1 W.
-	ws := []Window{{Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}, {Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}}
-	before := NewIdle(t0, 2*time.Second, ws)
+	// Idle 2 W ± 0.058 W: four pieces of 0.5 s at 1.9, 2.1, 1.9, 2.1 W.
+	ws := []Window{pieceOf(1.9), pieceOf(2.1), pieceOf(1.9), pieceOf(2.1)}
 	rep := NewReport(100 * time.Millisecond)
-	rep.Baseline = NewBaseline(before, nil, ws)
+	rep.Baseline = NewBaseline(spans(ws...), nil, nil)
 	rep.Results = []Result{{Command: "a", Runs: []Run{runOf(10, 2), runOf(12, 3)}}}
 	rep.Finish(-1)
 	// s = √(4·0.01/3), se = s/2
@@ -97,10 +108,34 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// Ten runs of half a second within 8.28-8.50 J (σ about 1 %) are as
+// alike as the measurement makes them: no outlier. One of 12 J among
+// them is one.
+func TestRunsWithinOnePercentAreNoOutliers(t *testing.T) {
+	for _, c := range []struct {
+		last float64
+		want string
+	}{{8.49, ""}, {12, "1 run of 10 used an energy far from the others"}} {
+		rep := NewReport(100 * time.Millisecond)
+		var runs []Run
+		for _, j := range []float64{8.28, 8.29, 8.30, 8.29, 8.28, 8.50, 8.29, 8.48, 8.30, c.last} {
+			runs = append(runs, runOf(j, 0.5))
+		}
+		rep.Results = []Result{{Command: "sleep 0.5", Runs: runs}}
+		rep.Finish(-1)
+		got := strings.Join(rep.Results[0].Warnings, "\n")
+		if c.want == "" && strings.Contains(got, "far from") || !strings.Contains(got, c.want) {
+			t.Errorf("last run %v J: warnings %q, want %q", c.last, got, c.want)
+		}
+		if js, _ := json.Marshal(rep.Results[0]); c.want == "" && !strings.Contains(string(js), `"warnings":[]`) {
+			t.Errorf("nothing to warn of: JSON %s, want an empty list of warnings", js)
+		}
+	}
+}
+
 func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
-	ws := []Window{{Seconds: 1, Watts: 1}, {Seconds: 1, Watts: 3}}
 	rep := NewReport(100 * time.Millisecond)
-	rep.Baseline = NewBaseline(NewIdle(time.Now(), time.Second, ws), nil, ws)
+	rep.Baseline = NewBaseline(spans(Window{Seconds: 1, Watts: 1}, Window{Seconds: 1, Watts: 3}), nil, nil)
 	rep.Results = []Result{{Command: "x", Runs: []Run{runOf(2.5, 1)}}}
 	rep.Finish(-1)
 	if w := strings.Join(rep.Results[0].Warnings, "\n"); !strings.Contains(w, "cannot be told apart from idle") {
@@ -108,36 +143,46 @@ func TestNetEnergyWithinTheBaselinesErrorIsNotSignificant(t *testing.T) {
 	}
 }
 
+// The idle power before and after differ beyond the spread of the
+// pieces within each span: a drift. Alike, or with no spread within the
+// spans to tell it by, none.
 func TestBaselineDrift(t *testing.T) {
-	a := []Window{{Seconds: 1, Watts: 2.0}, {Seconds: 1, Watts: 2.1}, {Seconds: 1, Watts: 1.9}}
-	b := []Window{{Seconds: 1, Watts: 4.0}, {Seconds: 1, Watts: 4.1}, {Seconds: 1, Watts: 3.9}}
-	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
-	if _, ok := bl.Drifted(); !ok {
+	a := spans(pieceOf(2.0), pieceOf(2.1), pieceOf(1.9))
+	b := spans(pieceOf(4.0), pieceOf(4.1), pieceOf(3.9))
+	if _, ok := NewBaseline(a, nil, b).Drifted(); !ok {
 		t.Error("2 W before and 4 W after, each ± 0.06 W: no drift said")
 	}
-	bl = NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, a), append(a, a...))
-	if msg, ok := bl.Drifted(); ok {
+	if msg, ok := NewBaseline(a, nil, a).Drifted(); ok {
 		t.Errorf("the same idle power before and after: %s", msg)
 	}
-}
-
-// A constant power, whose windows cut short at the span's edges read a
-// few whole millijoules each: their rounding moves each span's power a
-// little, one up, the other down, which is no drift of the Mac.
-func TestEdgeWindowsRoundingIsNoDrift(t *testing.T) {
-	// 4.5 W; edge windows of 2 ms whose 9 mJ rounded to 13 mJ and 5 mJ.
-	a := []Window{{Seconds: 0.002, Watts: 6.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}}
-	b := []Window{{Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.1, Watts: 4.5}, {Seconds: 0.002, Watts: 2.5}}
-	bl := NewBaseline(NewIdle(time.Now(), time.Second, a), NewIdle(time.Now(), time.Second, b), append(a, b...))
-	if p1, p2 := bl.Before.PowerWatts, bl.After.PowerWatts; p1 == p2 {
-		t.Fatalf("the spans' powers %v and %v: the edges should move them apart", p1, p2)
+	if msg, ok := NewBaseline(a[:1], nil, b[:1]).Drifted(); ok {
+		t.Errorf("a piece before and a piece after have no spread to tell a drift by: %s", msg)
 	}
-	if msg, ok := bl.Drifted(); ok {
-		t.Errorf("a constant power: %s", msg)
+	if NewBaseline(a, b, nil).After != nil {
+		t.Error("no span after, yet an After")
 	}
 }
 
-// csvRows is the CSV export of rep, parsed.
+// Student's t test: the difference of the spans' means over the error
+// the pooled spread within them gives, against t's 99.73 % point for
+// their degrees of freedom (6.62 for four, where a normal's is 3).
+func TestDriftIsStudentsTest(t *testing.T) {
+	// Before 2, 2.2, 2.1 (mean 2.1); after 2.3, 2.5, 2.4 (mean 2.4).
+	// Within each: squares 0.02, pooled variance 0.04/4 = 0.01; the
+	// error of the difference √(0.01/3 + 0.01/3) = 0.0816: 0.3 W is
+	// 3.67 of them, beyond a normal's 3 but within t's 6.62.
+	before := []Window{pieceOf(2), pieceOf(2.2), pieceOf(2.1)}
+	after := []Window{pieceOf(2.3), pieceOf(2.5), pieceOf(2.4)}
+	if Drift(before, after) {
+		t.Error("3.67 standard errors apart with 4 degrees of freedom: a drift said")
+	}
+	// 0.6 W apart: 7.3 of them.
+	after = []Window{pieceOf(2.6), pieceOf(2.8), pieceOf(2.7)}
+	if !Drift(before, after) {
+		t.Error("7.3 standard errors apart with 4 degrees of freedom: no drift said")
+	}
+}
+
 func csvRows(t *testing.T, rep *Report) [][]string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -163,14 +208,16 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	}
 }
 
+// A command alone is its own reference: its Relative energy is 1.00, as
+// hyperfine's Relative is for one command, not a blank.
 func TestMarkdown(t *testing.T) {
 	rep := NewReport(100 * time.Millisecond)
 	rep.Results = []Result{{Command: "a|b", Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
 	rep.Finish(-1)
 	var buf bytes.Buffer
 	WriteMarkdown(&buf, rep)
-	want := "| `a\\|b` | 1.000 ± 0.000 | 1.000 | 1.000 | 1.00 | 3.000 ± 1.414 |  |\n"
-	if !strings.HasSuffix(buf.String(), want) {
+	want := "| `a\\|b` | 1.000 ± 0.000 | 1.000 | 1.000 | 1.00 | 3.000 ± 1.414 | 1.00 |\n"
+	if !strings.HasSuffix(buf.String(), want) || rep.Reference == nil || *rep.Reference != 0 {
 		t.Errorf("markdown:\n%s\nwant last row\n%s", buf.String(), want)
 	}
 }
@@ -186,7 +233,7 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 	}
 	ws := []Window{{Seconds: 1, Watts: 1, SystemWatts: 30, HasSystem: true}, {Seconds: 1, Watts: 1, SystemWatts: 34, HasSystem: true}}
 	rep := NewReport(100 * time.Millisecond)
-	rep.Baseline = NewBaseline(NewIdle(time.Now(), 2*time.Second, ws), nil, ws)
+	rep.Baseline = NewBaseline(spans(ws...), nil, nil)
 	rep.Results = []Result{{Command: "x", Runs: []Run{run(5, 40), run(7, 44)}}}
 	rep.Finish(-1)
 	r := rep.Results[0]

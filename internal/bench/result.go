@@ -64,7 +64,18 @@ type Result struct {
 	RunsWithoutUnits int      `json:"runs_without_units"`
 	Warnings         []string `json:"warnings"`
 
-	unit string // the unit of work's name, for the text
+	unit  string // the unit of work's name, for the text
+	label string // Job.Label: the name the text and the tables show
+}
+
+// Label is the name that the text and the tables show: the command's
+// name with the parameters it does not use, as hyperfine shows it
+// ("echo test (branch = master)"), or its name alone.
+func (r Result) Label() string {
+	if r.label != "" {
+		return r.label
+	}
+	return r.Command
 }
 
 // Run is one measured run.
@@ -211,7 +222,11 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	if r.NetEnergyJoules != nil {
 		r.NetEnergyUncertaintyJoules = num(b.errorWatts() * float64(r.DurationSeconds.Mean))
 	}
+	// An empty list, not null, where there is nothing to warn of.
 	r.Warnings = append(r.Warnings, r.doubts(energy, interval)...)
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
 	if unit != nil {
 		r.unit = *unit
 		r.perUnit(*unit)
@@ -232,7 +247,11 @@ func (r Result) Preview(interval time.Duration, unit *string) Result {
 // doubts are the warnings about a command's runs.
 func (r *Result) doubts(energy []float64, interval time.Duration) []string {
 	var w []string
-	if out := Outliers(energy); len(out) > 0 {
+	floor := 0.0
+	if r.EnergyJoules != nil {
+		floor = SpreadFloor(float64(r.EnergyJoules.Mean), float64(r.DurationSeconds.Mean), float64(r.AvgPowerWatts.Mean))
+	}
+	if out := Outliers(energy, floor); len(out) > 0 {
 		w = append(w, fmt.Sprintf("%s of %d used an energy far from the others (modified Z-score beyond %.1f): "+
 			"something else may have run; more runs, or a quieter Mac, make the mean firmer", output.Count(len(out), "run"), len(energy), OutlierThreshold))
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -29,20 +30,13 @@ type Meter interface {
 	// End closes it at at and describes it as a run of a command that
 	// ended with status and signal.
 	End(ctx context.Context, at time.Time, status int, signal string) Run
-	// Idle measures the idle machines for d from now, waiting with sleep,
-	// which reports false when the bench was cut short meanwhile (then
-	// the span ends there).
+	// Idle measures the idle machines as one span of d from now, waiting
+	// with sleep, which reports false when the bench was cut short
+	// meanwhile (then the span ends there): one piece of an idle span.
 	Idle(ctx context.Context, d time.Duration, sleep func(time.Duration) bool) (IdleSpan, error)
 	// Close lets go of what the meter holds, and says where the numbers
 	// came from and what the report should warn of how it ended.
 	Close() (wire.Source, []string)
-}
-
-// IdleSpan is a span of the idle machines, and the parts of its windows
-// within it: their spread gives the idle power's error.
-type IdleSpan struct {
-	Idle    *Idle
-	Windows []Window
 }
 
 // Job is one benchmarked command with its parameters put in it and in
@@ -50,7 +44,12 @@ type IdleSpan struct {
 type Job struct {
 	// Name names the command in the report and the messages: -n's name,
 	// or the command itself.
-	Name                              string
+	Name string
+	// Label is Name with the parameters that the command does not use,
+	// as hyperfine shows a benchmark: "echo test (branch = master)". The
+	// text and the tables show it; JSON and CSV have Name and the
+	// parameters apart, as hyperfine's do.
+	Label                             string
 	Command                           string
 	Params                            map[string]string
 	Setup, Prepare, Conclude, Cleanup string
@@ -72,8 +71,13 @@ type Config struct {
 	MaxRuns      int
 	MinTime      time.Duration
 	// Cooldown is the wait between runs; Baseline the idle span before
-	// the first run and after the last (0: none).
+	// the first run and after the last (0: none), measured in pieces of
+	// IdlePiece(Interval). With AutoBaseline it is the most of each:
+	// the span before is one piece, the latter half of each cooldown
+	// is measured too, and the span after lasts until the pieces give
+	// the idle power as closely as the runs need (IdleNeed, IdleEnough).
 	Cooldown, Baseline time.Duration
+	AutoBaseline       bool
 	// Interval is the sample interval, for the report.
 	Interval time.Duration
 	// IgnoreFailure says which failures of a measured command (or of
@@ -157,6 +161,8 @@ type Runner struct {
 	failed error
 	// now is the clock that times a command's first run, for RunCount.
 	now func() time.Time
+	// before, between and after are the pieces of the idle spans.
+	before, between, after []IdleSpan
 }
 
 // NewRunner runs cfg over meter; cfg.Look must have found the programs.
@@ -185,9 +191,8 @@ func (b *Runner) cut() bool { return b.signal != 0 || b.failed != nil }
 // and returns the report of what was measured, not yet finished.
 func (b *Runner) Measure(ctx context.Context) *Report {
 	rep := NewReport(b.cfg.Interval)
-	var before, after IdleSpan
 	if b.cfg.Baseline > 0 {
-		before = b.idle(ctx)
+		b.before = b.idleBefore(ctx)
 	}
 	rep.Unit = b.cfg.Unit
 	for _, j := range b.cfg.Jobs {
@@ -202,10 +207,10 @@ func (b *Runner) Measure(ctx context.Context) *Report {
 		}
 	}
 	if b.cfg.Baseline > 0 && !b.cut() {
-		after = b.idle(ctx)
+		b.after = b.idleAfter(ctx, rep.Results)
 	}
 	b.cfg.Progress.Clear()
-	rep.Baseline = NewBaseline(before.Idle, after.Idle, append(before.Windows, after.Windows...))
+	rep.Baseline = NewBaseline(b.before, b.between, b.after)
 	rep.Complete = !b.cut()
 	var warnings []string
 	rep.Source, warnings = b.meter.Close()
@@ -213,24 +218,86 @@ func (b *Runner) Measure(ctx context.Context) *Report {
 	return rep
 }
 
-// idle measures the idle machines for the baseline's duration. A signal
-// ends the idle span, and any wait on the meter then (a node's answer),
-// at once.
-func (b *Runner) idle(ctx context.Context) IdleSpan {
-	b.cfg.Progress.Idle(b.cfg.Baseline)
-	ictx, stop := b.interruptible(ctx)
-	s, err := b.meter.Idle(ictx, b.cfg.Baseline, func(d time.Duration) bool { return sleepCtx(ictx, d) })
-	stop()
-	if err != nil && b.failed == nil && b.signal == 0 {
-		b.failed = err
+// idleBefore measures the idle Mac before the first run: the baseline's
+// length, or with AutoBaseline one piece, all that is known to be needed
+// before any run.
+func (b *Runner) idleBefore(ctx context.Context) []IdleSpan {
+	if !b.cfg.AutoBaseline {
+		b.cfg.Progress.Idle(b.cfg.Baseline)
+		return b.idlePieces(ctx, b.cfg.Baseline)
 	}
-	return s
+	piece := IdlePiece(b.cfg.Interval)
+	b.cfg.Progress.Idle(piece)
+	return b.idlePieces(ctx, piece)
+}
+
+// idleAfter measures the idle Mac after the last run: the baseline's
+// length, or with AutoBaseline piece after piece until they, with those
+// before and between the runs, give the idle power as closely as the
+// runs need, at most the baseline's length.
+func (b *Runner) idleAfter(ctx context.Context, results []Result) []IdleSpan {
+	if !b.cfg.AutoBaseline {
+		b.cfg.Progress.Idle(b.cfg.Baseline)
+		return b.idlePieces(ctx, b.cfg.Baseline)
+	}
+	b.cfg.Progress.IdleAtMost(b.cfg.Baseline)
+	piece := IdlePiece(b.cfg.Interval)
+	need := IdleNeed(results)
+	var after []IdleSpan
+	for spent := time.Duration(0); spent+piece <= max(b.cfg.Baseline, piece) && !b.cut(); spent += piece {
+		after = append(after, b.idlePieces(ctx, piece)...)
+		ws, _ := pieces(slices.Concat(b.before, b.between, after))
+		if IdleEnough(ws, need) {
+			break
+		}
+	}
+	return after
+}
+
+// idlePieces measures the idle machines for d from now, in pieces of
+// IdlePiece back to back (d split evenly, none shorter than half a piece
+// unless d is). A signal ends the piece it comes in, and any wait on the
+// meter then (a node's answer), at once.
+func (b *Runner) idlePieces(ctx context.Context, d time.Duration) []IdleSpan {
+	n := max(1, int(math.Round(float64(d)/float64(IdlePiece(b.cfg.Interval)))))
+	var spans []IdleSpan
+	for i := range n {
+		if b.cut() {
+			break
+		}
+		ictx, stop := b.interruptible(ctx)
+		s, err := b.meter.Idle(ictx, d*time.Duration(i+1)/time.Duration(n)-d*time.Duration(i)/time.Duration(n),
+			func(d time.Duration) bool { return sleepCtx(ictx, d) })
+		stop()
+		if err != nil && b.failed == nil && b.signal == 0 {
+			b.failed = err
+		}
+		spans = append(spans, s)
+	}
+	return spans
+}
+
+// cooldown waits for the cooldown between runs. With AutoBaseline its
+// latter half, where the Mac has settled from the run before, is
+// measured as idle, in as many whole pieces as fit: a gap the bench
+// waits anyway. It reports whether the bench goes on.
+func (b *Runner) cooldown(ctx context.Context) bool {
+	piece := IdlePiece(b.cfg.Interval)
+	n := b.cfg.Cooldown / 2 / piece
+	if !b.cfg.AutoBaseline || b.cfg.Baseline <= 0 || n == 0 {
+		return b.sleep(b.cfg.Cooldown)
+	}
+	if !b.sleep(b.cfg.Cooldown - n*piece) {
+		return false
+	}
+	b.between = append(b.between, b.idlePieces(ctx, n*piece)...)
+	return !b.cut()
 }
 
 // runCommand runs j's setup, warmup, measured runs and cleanup. How
 // many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
-	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}}
+	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label}
 	b.aux("--setup", j, j.Setup, "")
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
 		b.aux("--prepare", j, j.Prepare, "")
@@ -240,14 +307,14 @@ func (b *Runner) runCommand(ctx context.Context, j Job) Result {
 	n := RunCount(b.cfg.Runs, b.cfg.MaxRuns, 0, 0)
 	for i := 0; i < n && !b.cut(); i++ {
 		if i > 0 {
-			b.sleep(b.cfg.Cooldown)
+			b.cooldown(ctx)
 		}
 		began := b.now()
 		b.aux("--prepare", j, j.Prepare, "")
 		if b.cut() {
 			break
 		}
-		b.cfg.Progress.Run(j.Name, i+1, n)
+		b.cfg.Progress.Run(cmp.Or(j.Label, j.Name), i+1, n)
 		if run, ok := b.measured(ctx, j, i); ok {
 			res.Runs = append(res.Runs, run)
 			b.cfg.Progress.Ran(float64(run.EnergyJoules.Total))

@@ -28,6 +28,9 @@ type fakeMeter struct {
 	open   bool
 	closed bool
 	failAt int // Begin fails at this run (from 1); 0: never
+	pieces int // the idle pieces measured
+	// idle is the power of the idle piece k (from 1); nil: by turns.
+	idle func(k int) float64
 }
 
 func (m *fakeMeter) Begin(context.Context) error {
@@ -52,10 +55,16 @@ func (m *fakeMeter) End(_ context.Context, at time.Time, status int, signal stri
 		Samples: 10, Coverage: 1, ExitCode: status, Warnings: []string{}}
 }
 
+// Idle draws 0.4 W and 0.6 W by turns, a piece each, unless idle says
+// otherwise.
 func (m *fakeMeter) Idle(_ context.Context, d time.Duration, sleep func(time.Duration) bool) (IdleSpan, error) {
 	m.calls = append(m.calls, "idle "+d.String())
-	ws := []Window{{Seconds: d.Seconds() / 2, Watts: 0.4}, {Seconds: d.Seconds() / 2, Watts: 0.6}}
-	return IdleSpan{Idle: NewIdle(time.Now(), d, ws), Windows: ws}, nil
+	m.pieces++
+	w := 0.4 + 0.2*float64(1-m.pieces%2)
+	if m.idle != nil {
+		w = m.idle(m.pieces)
+	}
+	return IdleSpan{Start: time.Now(), Window: Window{Seconds: d.Seconds(), Watts: w}, Windows: 5}, nil
 }
 
 func (m *fakeMeter) Close() (wire.Source, []string) {
@@ -116,7 +125,8 @@ func TestTheRunnerMeasuresEachRunAsASpanOfItsMeter(t *testing.T) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(m.calls, ","), "idle 4s,"+strings.Repeat("begin,end,", 6)+"idle 4s"; got != want {
+	eight := strings.Repeat("idle 500ms,", 8)
+	if got, want := strings.Join(m.calls, ","), eight+strings.Repeat("begin,end,", 6)+strings.TrimSuffix(eight, ","); got != want {
 		t.Errorf("the meter was asked %s, want %s", got, want)
 	}
 	oneCommand := "setup\nprepare\n%s\nconclude\nprepare\n%s\nconclude\nprepare\n%s\nconclude\ncleanup\n"

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
@@ -38,7 +37,7 @@ func TestOneValueHasNoStddev(t *testing.T) {
 }
 
 func TestModifiedZScores(t *testing.T) {
-	got := ModifiedZScores([]float64{1, 2, 3, 4, 100})
+	got := ModifiedZScores([]float64{1, 2, 3, 4, 100}, 0)
 	// median 3, deviations 2 1 0 1 97, MAD 1
 	want := []float64{-2, -1, 0, 1, 97}
 	for i := range want {
@@ -61,7 +60,7 @@ func TestOutliers(t *testing.T) {
 		{"runs all alike have none", []float64{7, 7, 7}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Outliers(c.xs); !slices.Equal(got, c.want) {
+			if got := Outliers(c.xs, 0); !slices.Equal(got, c.want) {
 				t.Errorf("Outliers(%v) = %v, want %v", c.xs, got, c.want)
 			}
 		})
@@ -133,20 +132,71 @@ func TestDiffer(t *testing.T) {
 	}
 }
 
-// A window cut short at a span's edge counts in the idle power, but its
-// power, a few whole millijoules over a few ms, is no measure of the
-// Mac's noise: the standard error comes from the full windows.
-func TestAShortWindowCountsInTheIdlePowerButNotInItsError(t *testing.T) {
-	ws := make([]Window, 0, 11)
-	for range 10 {
-		ws = append(ws, Window{Seconds: 0.1, Watts: 4.5})
+// The MAD is taken as no less than the floor over 1.4826: with a floor of
+// 1.4826 the MAD of 0.5 reads as 1.
+func TestModifiedZScoresWithAFloor(t *testing.T) {
+	got := ModifiedZScores([]float64{3, 3.5, 3, 2.5, 20}, 1.4826)
+	// median 3, deviations 0 0.5 0 0.5 17, MAD 0.5, floored to 1
+	want := []float64{0, 0.5, 0, -0.5, 17}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Fatalf("ModifiedZScores = %v, want %v", got, want)
+		}
 	}
-	ws = append(ws, Window{Seconds: 0.002, Watts: 5.25}) // 10.5 mJ, rounded up from 9
-	idle := NewIdle(time.Unix(0, 0), time.Second, ws)
-	if want := (4.5*1 + 5.25*0.002) / 1.002; math.Abs(float64(idle.PowerWatts)-want) > 1e-12 {
-		t.Errorf("idle power %v W, want %v W", idle.PowerWatts, want)
+}
+
+// Runs whose spread is within 1 % of their mean, or within what the
+// source resolves, raise no alarm; a run far beyond still does.
+func TestOutliersBeneathTheFloorAreNone(t *testing.T) {
+	// Ten runs of 0.5 s at about 16.7 W within 8.28-8.50 J (σ 1.1 %):
+	// their median is 8.295 J and their MAD 0.01 J, which makes the
+	// three at 8.48-8.50 J 18.5-20.5 MADs away. The floor is 1 % of the
+	// mean, 0.0835 J (the source resolves 0.5 mJ + 16.7 mJ), a MAD of
+	// 0.0563 J: none is beyond 14.826 of those, 0.835 J.
+	alike := []float64{8.28, 8.29, 8.30, 8.29, 8.28, 8.50, 8.29, 8.48, 8.30, 8.49}
+	mean := Summarize(alike).Mean
+	floor := SpreadFloor(mean, 0.5, mean/0.5)
+	if !near(mean, 8.35) || !near(floor, 0.0835) {
+		t.Fatalf("mean %v, floor %v; want 8.35 and 0.0835", mean, floor)
 	}
-	if se := idle.StandardErrorWatts; se == nil || math.Abs(float64(*se)) > 1e-12 {
-		t.Errorf("standard error %v, want 0: the full windows agree", val(se))
+	for _, c := range []struct {
+		name  string
+		xs    []float64
+		floor float64
+		want  []int
+	}{
+		{"ten runs within 8.28-8.50 J", alike, floor, nil},
+		{"the same without the floor, as hyperfine would", alike, 0, []int{5, 7, 9}},
+		{"a run that used 12 J among them", append(slices.Clone(alike[:9]), 12), floor, []int{9}},
+		{"runs a millijoule apart of a short command, within the resolution", []float64{0.050, 0.050, 0.050, 0.051, 0.050}, SpreadFloor(0.0502, 0.01, 5), nil},
+		// 10 ms at 5 W is known to 5 mJ, a tenth of it: twice its
+		// energy is ten of those away, three times is beyond.
+		{"a run of twice the energy of a short command", []float64{0.050, 0.050, 0.050, 0.100, 0.050}, SpreadFloor(0.06, 0.01, 5), nil},
+		{"a run of three times the energy of a short command", []float64{0.050, 0.050, 0.050, 0.150, 0.050}, SpreadFloor(0.07, 0.01, 5), []int{3}},
+	} {
+		if got := Outliers(c.xs, c.floor); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Outliers = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := Resolution(0.01, 5); !near(got, 0.00501) {
+		t.Errorf("Resolution of 10 ms at 5 W = %v, want 0.00501 J", got)
+	}
+}
+
+// Student's t quantiles as the tables give them.
+func TestStudentT(t *testing.T) {
+	for _, c := range []struct {
+		p, dof, want float64
+	}{
+		{0.975, 1, 12.7062}, {0.975, 2, 4.3027}, {0.975, 10, 2.2281}, {0.975, 1e6, 1.9600},
+		{0.8413447, 1, 1.8373}, {0.8413447, 2, 1.3213}, {0.8413447, 1e6, 1.0000},
+		{0.99865, 1, 235.78}, {0.99865, 4, 6.6201}, {0.5, 3, 0},
+	} {
+		if got := StudentT(c.p, c.dof); math.Abs(got-c.want) > 1e-4*max(1, c.want) {
+			t.Errorf("StudentT(%v, %v) = %.5f, want %v", c.p, c.dof, got, c.want)
+		}
+	}
+	if !math.IsNaN(StudentT(0.9, 0)) {
+		t.Errorf("StudentT with no degree of freedom is a number")
 	}
 }

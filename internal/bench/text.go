@@ -54,7 +54,7 @@ func (t *Text) Benchmark(i int, r Result) {
 	}
 	t.written[i] = true
 	t.write(t.block(i, r))
-	t.warn(r.Command, r.Warnings)
+	t.warn(r.Label(), r.Warnings)
 	t.write("\n")
 }
 
@@ -78,10 +78,7 @@ func (t *Text) Summary(rep *Report) error {
 	st := t.Styles
 	if bl := rep.Baseline; bl != nil {
 		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, "Idle baseline:"), idleText(float64(bl.PowerWatts), bl.StandardErrorWatts))
-		if bl.After != nil {
-			fmt.Fprintf(&b, "  before %s, after %s, %s each\n", idleText(float64(bl.Before.PowerWatts), bl.Before.StandardErrorWatts),
-				idleText(float64(bl.After.PowerWatts), bl.After.StandardErrorWatts), output.Seconds(float64(bl.DurationSeconds)))
-		}
+		fmt.Fprintf(&b, "  %s\n", spansText(bl))
 		if sys := bl.SystemPowerWatts; sys != nil {
 			fmt.Fprintf(&b, "  the whole Mac idle: %s (what net system is net of)\n", output.Watts(float64(*sys)))
 		}
@@ -91,13 +88,13 @@ func (t *Text) Summary(rep *Report) error {
 	t.writeComparison(&b, rep)
 	t.write(b.String())
 	for _, r := range rep.Results {
-		t.warn(r.Command, r.Warnings)
+		t.warn(r.Label(), r.Warnings)
 	}
 	t.warn("", rep.Warnings)
-	if r := rep.Reference; r != nil && rep.Results[*r].EnergyJoules != nil && !(rep.Results[*r].EnergyJoules.Mean > 0) {
+	if r := rep.Reference; r != nil && len(rep.Results) > 1 && rep.Results[*r].EnergyJoules != nil && !(rep.Results[*r].EnergyJoules.Mean > 0) {
 		// As hyperfine says of times of zero: a ratio to nothing is none.
 		t.warn("", []string{fmt.Sprintf("%s used 0 J on average, less than the source counts: there is no ratio to it; "+
-			"more work per run would give one", rep.Results[*r].Command)})
+			"more work per run would give one", rep.Results[*r].Label())})
 	}
 	if !rep.Complete {
 		t.warn("", []string{"the bench was cut short: these are the runs made by then"})
@@ -128,6 +125,22 @@ func (t *Text) warn(c string, warnings []string) {
 	io.WriteString(t.Err, b.String())
 }
 
+// spansText says what each idle span measured and for how long: "before
+// 4.502 W over 0.500 s, after 4.501 W ± 0.001 W over 1.000 s".
+func spansText(bl *Baseline) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		idle *Idle
+	}{{"before", bl.Before}, {"between runs", bl.Between}, {"after", bl.After}} {
+		if s.idle != nil {
+			parts = append(parts, fmt.Sprintf("%s %s over %s", s.name, idleText(float64(s.idle.PowerWatts), s.idle.StandardErrorWatts),
+				output.Seconds(float64(s.idle.DurationSeconds))))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func idleText(p float64, se *wire.Num) string {
 	if se == nil {
 		return output.Watts(p)
@@ -143,27 +156,26 @@ func idleText(p float64, se *wire.Num) string {
 func (t *Text) block(i int, r Result) string {
 	st := t.Styles
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, fmt.Sprintf("Benchmark %d:", i+1)), r.Command)
+	fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, fmt.Sprintf("Benchmark %d:", i+1)), r.Label())
 	if len(r.Runs) == 0 || r.EnergyJoules == nil {
 		b.WriteString("  no run was measured\n")
 		return b.String()
 	}
 	one := r.EnergyJoules.Stddev == nil
-	type line struct{ label, value, after string }
-	var lines []line
+	var lines []blockLine
 	row := func(name string, s *Spread, unit func(float64) string, after string) {
 		if s == nil {
 			return
 		}
 		if one {
-			lines = append(lines, line{name + " (abs ≡):", fmt.Sprintf("%10s", unit(float64(s.Mean))), after})
+			lines = append(lines, blockLine{name + " (abs ≡):", unit(float64(s.Mean)), "", "", after})
 			return
 		}
-		lines = append(lines, line{name + " (mean ± σ):", fmt.Sprintf("%10s ± %10s", unit(float64(s.Mean)), unit(val(s.Stddev))), after})
+		lines = append(lines, blockLine{name + " (mean ± σ):", unit(float64(s.Mean)), "±", unit(val(s.Stddev)), after})
 	}
 	ranged := func(s *Spread, unit func(float64) string, after string) {
 		if s != nil && !one {
-			lines = append(lines, line{"Range (min … max):", fmt.Sprintf("%10s … %10s", unit(float64(s.Min)), unit(float64(s.Max))), after})
+			lines = append(lines, blockLine{"Range (min … max):", unit(float64(s.Min)), "…", unit(float64(s.Max)), after})
 		}
 	}
 	runs := output.Count(len(r.Runs), "run")
@@ -188,18 +200,50 @@ func (t *Text) block(i int, r Result) string {
 		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
 	}
-	width := 0
-	for _, l := range lines {
-		width = max(width, len([]rune(l.label)))
-	}
-	for _, l := range lines {
-		text := fmt.Sprintf("  %s %s", st.Render(st.Label, padRunes(l.label, width)), st.Render(st.Value, l.value))
-		if l.after != "" {
-			text += "    " + l.after
-		}
-		b.WriteString(text + "\n")
-	}
+	t.writeLines(&b, lines)
 	return b.String()
+}
+
+// writeLines writes a block's lines, their values lined up after the
+// longest label or where hyperfine's begin.
+func (t *Text) writeLines(b *strings.Builder, lines []blockLine) {
+	st := t.Styles
+	width := hyperfineLabelWidth
+	for _, l := range lines {
+		width = max(width, len([]rune(l.label))+1)
+	}
+	for _, l := range lines {
+		v := l.values()
+		if l.after == "" {
+			v = strings.TrimRight(v, " ")
+		}
+		b.WriteString("  " + st.Render(st.Label, padRunes(l.label, width)) + st.Render(st.Value, v))
+		if l.after != "" {
+			b.WriteString("    " + l.after)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// hyperfineLabelWidth is where hyperfine's values begin, after the
+// label and its gap: "Time (mean ± σ):" and five spaces, "Range (min …
+// max):" and three. A longer label pushes the values of the whole block
+// to its right.
+const hyperfineLabelWidth = 21
+
+// blockLine is a line of a block: its label, a value, and where there is
+// a spread the sign and the other value; after follows them.
+type blockLine struct{ label, a, sign, b, after string }
+
+// values are the line's values as hyperfine writes them: each right
+// aligned in 8 columns, wider ones as they are, " ± " or " … " between;
+// a value alone leaves the room of the other, so that what follows
+// lines up.
+func (l blockLine) values() string {
+	if l.sign == "" {
+		return fmt.Sprintf("%8s%11s", l.a, "")
+	}
+	return fmt.Sprintf("%8s %s %8s", l.a, l.sign, l.b)
 }
 
 // unit is the unit of the blocks' times: TimeUnit's, or as hyperfine
@@ -227,7 +271,7 @@ func (t *Text) writeNet(b *strings.Builder, rep *Report) {
 	fmt.Fprintf(b, "%s\n", st.Render(st.Title, "Net energy (less the idle power over each run):"))
 	width := 0
 	for _, r := range rep.Results {
-		width = max(width, len([]rune(r.Command)))
+		width = max(width, len([]rune(r.Label())))
 	}
 	width = min(width, 40)
 	for _, r := range rep.Results {
@@ -242,7 +286,7 @@ func (t *Text) writeNet(b *strings.Builder, rep *Report) {
 		if s := r.NetSystemEnergyJoules; s != nil {
 			line += ";  net system " + joulesMeanSD(s)
 		}
-		fmt.Fprintf(b, "  %s  %s\n", st.Render(st.Label, padRunes(r.Command, width)), st.Render(st.Value, line))
+		fmt.Fprintf(b, "  %s  %s\n", st.Render(st.Label, padRunes(r.Label(), width)), st.Render(st.Value, line))
 	}
 }
 
@@ -265,8 +309,14 @@ func padRunes(s string, width int) string {
 // writeComparison writes hyperfine's summary, of energy: the reference
 // (the least energy, or --reference) first, then how it compares with
 // each other command, its ratio never below 1 and worded more or less.
+// With --sort command it writes hyperfine's table instead, each
+// command's energy relative to the reference's in the commands' order.
 func (t *Text) writeComparison(b *strings.Builder, rep *Report) {
 	if rep.Reference == nil {
+		return
+	}
+	if rep.Sort == SortCommand {
+		t.writeRelativeTable(b, rep)
 		return
 	}
 	st := t.Styles
@@ -277,11 +327,46 @@ func (t *Text) writeComparison(b *strings.Builder, rep *Report) {
 			continue
 		}
 		if rel, ok := Relate(ref, rep.Results[i]); ok {
-			lines = append(lines, fmt.Sprintf("    %s %s", st.Render(st.Total, rel.Than()), rep.Results[i].Command))
+			lines = append(lines, fmt.Sprintf("%s%s %s", rel.indent(), st.Render(st.Total, rel.Than()), rep.Results[i].Label()))
 		}
 	}
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "%s\n  %s ran\n%s\n", st.Render(st.Title, "Summary"), st.Render(st.Value, ref.Command), strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "%s\n  %s ran\n%s\n", st.Render(st.Title, "Summary"), st.Render(st.Value, ref.Label()), strings.Join(lines, "\n"))
+}
+
+// indent is what goes before a line of the summary, so that its ratio
+// ends where hyperfine's does, right aligned in 8 columns (its "{:8.2}");
+// "as much energy" takes hyperfine's "As fast"'s four spaces.
+func (rel Relation) indent() string {
+	if !rel.More && !rel.Less {
+		return "    "
+	}
+	return strings.Repeat(" ", max(0, 8-len(fmt.Sprintf("%.2f", rel.Ratio))))
+}
+
+// writeRelativeTable writes hyperfine's "Relative speed comparison" of
+// --sort command, of energy: each command's mean energy over the
+// reference's, ± its propagated error, in the commands' order, the
+// reference's 1.00 alone. A command that used less than a --reference
+// reads below 1, where hyperfine would turn the ratio around.
+func (t *Text) writeRelativeTable(b *strings.Builder, rep *Report) {
+	st := t.Styles
+	var lines []string
+	for _, i := range rep.SummaryOrder() {
+		r := rep.Results[i]
+		if r.RelativeEnergy == nil {
+			continue
+		}
+		sd := strings.Repeat(" ", 8)
+		if s := r.RelativeEnergyStddev; s != nil && i != *rep.Reference {
+			sd = " ± " + fmt.Sprintf("%5.2f", float64(*s))
+		}
+		lines = append(lines, fmt.Sprintf("  %s%s  %s", st.Render(st.Total, fmt.Sprintf("%10.2f", float64(*r.RelativeEnergy))), sd, r.Label()))
+	}
+	if len(lines) < 2 {
+		return
+	}
+	fmt.Fprintf(b, "%s\n%s\n", st.Render(st.Title, "Relative energy comparison"), strings.Join(lines, "\n"))
 }

@@ -26,7 +26,7 @@ func TestEachCommandIsHandedOverOnceItsRunsAreDone(t *testing.T) {
 	}
 	r, _ := runner(t, cfg, m)
 	rep := r.Measure(context.Background())
-	want := "idle 1s,begin,end,begin,end,finished 0 echo a 1.5 J,begin,end,begin,end,finished 1 echo b 3.5 J,idle 1s"
+	want := "idle 500ms,idle 500ms,begin,end,begin,end,finished 0 echo a 1.5 J,begin,end,begin,end,finished 1 echo b 3.5 J,idle 500ms,idle 500ms"
 	if got := strings.Join(m.calls, ","); got != want {
 		t.Errorf("the meter and the callback were called\n%s\nwant\n%s", got, want)
 	}
@@ -55,10 +55,10 @@ func TestABlockIsHyperfinesInJoules(t *testing.T) {
 	r := Result{Command: "a", Runs: []Run{timedRun(1, 0.018), timedRun(2, 0.020), timedRun(3, 0.022)}}
 	text.Benchmark(0, r.Preview(time.Millisecond, nil))
 	want := "Benchmark 1: a\n" +
-		"  Energy (mean ± σ):    2.000 J ±    1.000 J\n" +
-		"  Range (min … max):    1.000 J …    3.000 J    3 runs\n" +
-		"  Power (mean ± σ):     97.31 W ±    40.47 W\n" +
-		"  Time (mean ± σ):      20.0 ms ±     2.0 ms    [User: 1.0 ms, System: 2.0 ms]\n\n"
+		"  Energy (mean ± σ):    2.000 J ±  1.000 J\n" +
+		"  Range (min … max):    1.000 J …  3.000 J    3 runs\n" +
+		"  Power (mean ± σ):     97.31 W ±  40.47 W\n" +
+		"  Time (mean ± σ):      20.0 ms ±   2.0 ms    [User: 1.0 ms, System: 2.0 ms]\n\n"
 	if out.String() != want || errs.Len() != 0 {
 		t.Errorf("block\n%s\nwant\n%s\nstderr %q", out.String(), want, errs.String())
 	}
@@ -69,7 +69,7 @@ func TestABlockOfOneRunHasNoSpread(t *testing.T) {
 	var out bytes.Buffer
 	r := Result{Command: "a", Runs: []Run{timedRun(2, 1.5)}}
 	NewText(&out, &out, plain(), plain()).Benchmark(0, r.Preview(10*time.Millisecond, nil))
-	if got := out.String(); strings.Contains(got, "±") || strings.Contains(got, "Range") || !strings.Contains(got, "  Energy (abs ≡):    2.000 J    1 run\n") {
+	if got := out.String(); strings.Contains(got, "±") || strings.Contains(got, "Range") || !strings.Contains(got, "  Energy (abs ≡):       2.000 J               1 run\n") {
 		t.Errorf("one run:\n%s", got)
 	}
 }
@@ -120,16 +120,16 @@ func TestTheSummaryIsHyperfinesOfEnergy(t *testing.T) {
 // With a baseline, the end gives the idle power and each command's net
 // energy with the baseline's uncertainty; the blocks the gross energy.
 func TestTheNetEnergyComesAfterTheClosingBaseline(t *testing.T) {
-	ws := []Window{{Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}, {Seconds: 0.5, Watts: 1.9}, {Seconds: 0.5, Watts: 2.1}}
+	ws := spans(pieceOf(1.9), pieceOf(2.1), pieceOf(1.9), pieceOf(2.1))
 	rep := NewReport(100 * time.Millisecond)
-	rep.Baseline = NewBaseline(NewIdle(time.Now(), 2*time.Second, ws), NewIdle(time.Now(), 2*time.Second, ws), ws)
+	rep.Baseline = NewBaseline(ws[:2], nil, ws[2:])
 	rep.Results = []Result{{Command: "a", Runs: []Run{runOf(10, 2), runOf(12, 3)}}}
 	rep.Finish(-1)
 	var out bytes.Buffer
 	if err := WriteText(&out, rep, plain()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\n  Energy (mean ± σ):    11.00 J ±    1.414 J\n", "\n  Time (mean ± σ):      2.500 s ±    0.707 s    [User: 0.000 s, System: 0.000 s]\n\nIdle", "\nIdle baseline: 2.000 W ± 0.058 W\n",
+	for _, want := range []string{"\n  Energy (mean ± σ):    11.00 J ±  1.414 J\n", "\n  Time (mean ± σ):      2.500 s ±  0.707 s    [User: 0.000 s, System: 0.000 s]\n\nIdle", "\nIdle baseline: 2.000 W ± 0.058 W\n",
 		"\nNet energy (less the idle power over each run):\n  a  6.000 J ± 0.000 J   (± 0.144 J from the baseline)\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
@@ -153,5 +153,88 @@ func TestAReferenceOfNoEnergyHasNoRatio(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), "exopower: warning: true used 0 J on average, less than the source counts: there is no ratio to it") {
 		t.Errorf("stderr %q", errs.String())
+	}
+}
+
+// The time line is laid out as hyperfine's own ("  Time (mean ± σ):
+// {:>8} ± {:>8}    [User: …]"): a value wider than 8 columns pushes what
+// follows to the right rather than eating the gap before it, and σ takes
+// 8 columns, not more; one run's line leaves σ's room empty.
+func TestTheTimeLineIsLaidOutAsHyperfines(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		runs []Run
+		unit string
+		want string
+	}{
+		{"a wide mean", []Run{timedRun(1, 1.2344), timedRun(2, 1.2346)}, TimeMillisecond,
+			"  Time (mean ± σ):     1234.5 ms ±   0.1 ms    [User: 1.0 ms, System: 2.0 ms]\n"},
+		{"seconds", []Run{timedRun(1, 1.203), timedRun(2, 1.205)}, "",
+			"  Time (mean ± σ):      1.204 s ±  0.001 s    [User: 0.001 s, System: 0.002 s]\n"},
+		{"microseconds", []Run{timedRun(1, 0.0005), timedRun(2, 0.0007)}, "",
+			"  Time (mean ± σ):     600.0 µs ± 141.4 µs    [User: 1000.0 µs, System: 2000.0 µs]\n"},
+		{"one run", []Run{timedRun(1, 1.5)}, "",
+			"  Time (abs ≡):         1.500 s               [User: 0.001 s, System: 0.002 s]\n"},
+		{"one run's power: no spaces after it", []Run{timedRun(1, 1.5)}, "", "  Power (abs ≡):        0.667 W\n"},
+	} {
+		var out bytes.Buffer
+		text := NewText(&out, &out, plain(), plain())
+		text.TimeUnit = c.unit
+		text.Benchmark(0, Result{Command: "a", Runs: c.runs}.Preview(time.Millisecond, nil))
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: no\n%q in\n%s", c.what, c.want, out.String())
+		}
+	}
+}
+
+// Benchmarks that differ in a parameter the command does not use are
+// named apart in the blocks and the summary, as hyperfine names them;
+// the summary's ratio is right aligned in 8 columns, as hyperfine's.
+func TestTheTextNamesTheUnusedParameters(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{
+		{Command: "echo test", label: "echo test (branch = master)", Runs: []Run{runOf(1, 1), runOf(1.2, 1)}},
+		{Command: "echo test", label: "echo test (branch = feature)", Runs: []Run{runOf(12, 1), runOf(12.2, 1)}},
+	}
+	rep.Finish(-1)
+	var out bytes.Buffer
+	if err := WriteText(&out, rep, plain()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Benchmark 1: echo test (branch = master)\n", "Benchmark 2: echo test (branch = feature)\n",
+		"\nSummary\n  echo test (branch = master) ran\n   11.00 ± 1.42 times less energy than echo test (branch = feature)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	var md bytes.Buffer
+	WriteMarkdown(&md, rep)
+	var csv bytes.Buffer
+	WriteCSV(&csv, rep)
+	if !strings.Contains(md.String(), "| `echo test (branch = feature)` |") || strings.Contains(csv.String(), "(branch") {
+		t.Errorf("the tables name it, CSV keeps the command and the parameter apart:\n%s\n%s", md.String(), csv.String())
+	}
+}
+
+// --sort command writes hyperfine's relative table in place of the
+// summary, in the commands' order: the ratio in 10 columns, its error in
+// 5 after " ± ", the reference's left blank (hyperfine's test
+// speed_comparison_sort_order).
+func TestSortCommandWritesHyperfinesRelativeTable(t *testing.T) {
+	rep := NewReport(100 * time.Millisecond)
+	rep.Results = []Result{
+		{Command: "sleep 2", Runs: []Run{runOf(2, 2), runOf(2, 2)}},
+		{Command: "sleep 1", Runs: []Run{runOf(1, 1), runOf(1, 1)}},
+		{Command: "one run", Runs: []Run{runOf(3, 3)}},
+	}
+	rep.Sort = SortCommand
+	rep.Finish(-1)
+	var out bytes.Buffer
+	if err := WriteText(&out, rep, plain()); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nRelative energy comparison\n        2.00 ±  0.00  sleep 2\n        1.00          sleep 1\n        3.00          one run\n"
+	if !strings.HasSuffix(out.String(), want) || strings.Contains(out.String(), "Summary") {
+		t.Errorf("text\n%s\nwant it to end\n%s", out.String(), want)
 	}
 }
