@@ -52,9 +52,9 @@ func hookFailed(flag, c string, status int) error {
 		"nothing after it was run; the runs so far are in the summary")
 }
 
-// commandFailed is a run of a command (named name) that ended with exit,
-// the first-based run of its warmup or of its measured runs, as
-// hyperfine says it: its status, or the signal that killed it.
+// commandFailed is a run of the command named name that ended with
+// status (killed by signal, when not ""), as hyperfine says it: run is
+// the run's place, from 1, among the warmup runs or the measured ones.
 func commandFailed(name string, status int, signal string, warmup bool, run int) *HyperfineError {
 	kind := "benchmark"
 	if warmup {
