@@ -63,7 +63,12 @@ type benchOptions struct {
 	inputPath string
 }
 
-func newBenchCmd(s *cli.Streams) *cobra.Command {
+func newBenchCmd(s *cli.Streams) *cobra.Command { return newBenchCmdRun(s, runBench) }
+
+// newBenchCmdRun is bench's command with run in runBench's place: tests
+// parse a command line as bench does, and give the runs' numbers
+// themselves instead of measuring them (as hyperfine's --debug-mode).
+func newBenchCmdRun(s *cli.Streams, run func(context.Context, *cli.Streams, *benchOptions) error) *cobra.Command {
 	var o benchOptions
 	c := &cobra.Command{
 		Use:   "bench [flags] COMMAND...",
@@ -93,7 +98,7 @@ spelt out. hyperfine's flags that exopower cannot honour are refused.`,
 				}
 				return err
 			}
-			return runBench(c.Context(), s, &o)
+			return run(c.Context(), s, &o)
 		},
 	}
 	o.addFlags(c, 100*time.Millisecond)

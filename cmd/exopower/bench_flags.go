@@ -1,10 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"regexp"
 	"slices"
@@ -41,21 +41,18 @@ func (p *parameterLists) Set(v string) error {
 	if !ok {
 		return errors.New("it takes a NAME and its VALUES, two words, such as -L n 1,2,3")
 	}
-	if err := checkParameterName(name, "-L "+name+" 1,2,3"); err != nil {
+	if err := checkParameterName(name, "-L n 1,2,3"); err != nil {
 		return err
 	}
-	for _, l := range *p {
-		if l.Name == name {
-			return fmt.Errorf("%s is given twice: give all its values in one list", name)
-		}
-	}
+	// A name given twice is refused with the plan, as hyperfine refuses
+	// it, naming every such name.
 	*p = append(*p, bench.ParameterList{Name: name, Values: bench.SplitValues(values)})
 	return nil
 }
 
 func checkParameterName(name, example string) error {
 	if name == "" || strings.ContainsAny(name, "{}") {
-		return fmt.Errorf("%q is no parameter name: name it in letters, such as %s, and write {%s} where it goes", name, example, cmp.Or(name, "n"))
+		return fmt.Errorf("%q is no parameter name: name it in letters, such as %s, and write {n} where it goes", name, example)
 	}
 	return nil
 }
@@ -80,7 +77,7 @@ func (p *parameterScan) Set(v string) error {
 	case p.name != "":
 		return errors.New("it is given twice: give one range, or -L's lists for every combination")
 	}
-	if err := checkParameterName(w[0], "-P "+w[0]+" 1 8"); err != nil {
+	if err := checkParameterName(w[0], "-P n 1 8"); err != nil {
 		return err
 	}
 	p.name, p.min, p.max = w[0], w[1], w[2]
@@ -157,7 +154,7 @@ func parseBenchFlags(c *cobra.Command, args []string, o *benchOptions) (help boo
 		if strings.Contains(err.Error(), "'i' in -i") || strings.Contains(err.Error(), "-i, --interval") {
 			hints = append(hints, "here -i is the sample interval, as in every exopower command; hyperfine's -i is --ignore-failure")
 		}
-		return false, flagFail(c, err, hints...)
+		return false, flagFail(c, flagError(err), hints...)
 	}
 	if help, _ := c.Flags().GetBool("help"); help {
 		return true, nil
@@ -175,6 +172,34 @@ func parseBenchFlags(c *cobra.Command, args []string, o *benchOptions) (help boo
 	return false, nil
 }
 
+// flagError is err, from parsing bench's flags, with hyperfine's words
+// for a number it cannot read, and -L's and -P's words shown as they
+// were given, not as the one value that joinMultiWordFlags made of them.
+func flagError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	f, v := bad.GetFlag(), bad.GetValue()
+	what := "is not a number"
+	if ne := (*strconv.NumError)(nil); errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		what = "is out of range"
+	}
+	switch f.Value.Type() {
+	case "int":
+		if what == "is not a number" {
+			what = "is not a whole number"
+		}
+		return &bench.HyperfineError{Sentence: fmt.Sprintf("Could not read numeric integer argument to '--%s'", f.Name), Detail: fmt.Sprintf(": %q %s", v, what)}
+	case "float64":
+		return &bench.HyperfineError{Sentence: fmt.Sprintf("Could not read numeric floating point argument to '--%s'", f.Name), Detail: fmt.Sprintf(": %q %s", v, what)}
+	}
+	if strings.Contains(v, "\x00") {
+		return fmt.Errorf("-%s %s: %w", f.Shorthand, output.ShellQuote(strings.Split(v, "\x00")), errors.Unwrap(err))
+	}
+	return err
+}
+
 // validateRuns refuses run counts that cannot be kept, as hyperfine
 // does.
 func (o *benchOptions) validateRuns() error {
@@ -189,7 +214,8 @@ func (o *benchOptions) validateRuns() error {
 	case o.set["max-runs"] && o.maxRuns < 1:
 		return cli.Fail(fmt.Errorf("--max-runs %d: it takes at least 1", o.maxRuns), hint)
 	case o.set["min-runs"] && o.set["max-runs"] && o.minRuns > o.maxRuns:
-		return cli.Fail(fmt.Errorf("--min-runs %d is more than --max-runs %d", o.minRuns, o.maxRuns), hint)
+		return cli.Fail(&bench.HyperfineError{Sentence: "Conflicting requirements for the number of runs (empty range, min is larger than max)",
+			Detail: fmt.Sprintf(": --min-runs %d, --max-runs %d", o.minRuns, o.maxRuns)}, hint)
 	case !(o.minTime >= 0) || math.IsInf(o.minTime, 1):
 		return cli.Fail(fmt.Errorf("--min-benchmarking-time %v: it takes seconds, 0 or more", o.minTime), "3, the default, is hyperfine's")
 	}
@@ -230,10 +256,12 @@ func (o *benchOptions) validateShell() error {
 	default:
 		words, err := bench.SplitWords(o.shell)
 		if err != nil {
-			return cli.Fail(fmt.Errorf("--shell %s: %w", output.ShellQuote([]string{o.shell}), err), `give the shell as a command line, such as --shell "bash --norc"`)
+			return cli.Fail(&bench.HyperfineError{Sentence: "Failed to parse '--shell <command>' expression as command line",
+				Detail: fmt.Sprintf(": %s: %v", output.ShellQuote([]string{o.shell}), err)}, `give the shell as a command line, such as --shell "bash --norc"`)
 		}
 		if len(words) == 0 || words[0] == "" {
-			return cli.Fail(fmt.Errorf("--shell %s names no program", output.ShellQuote([]string{o.shell})), "give a shell, such as --shell bash, or --shell=none for none")
+			return cli.Fail(&bench.HyperfineError{Sentence: "An empty command has been specified for the '--shell <command>' option",
+				Detail: fmt.Sprintf(": %s names no program", output.ShellQuote([]string{o.shell}))}, "give a shell, such as --shell bash, or --shell=none for none")
 		}
 		o.shellArgv = words
 	}
@@ -248,7 +276,8 @@ func (o *benchOptions) argv(c string) ([]string, error) {
 	}
 	words, err := bench.SplitWords(c)
 	if err != nil {
-		return nil, cli.Fail(fmt.Errorf("--shell=none: %s cannot be split into words: %w", output.ShellQuote([]string{c}), err),
+		return nil, cli.Fail(&bench.HyperfineError{Sentence: fmt.Sprintf("Failed to parse command '%s'", c),
+			Detail: fmt.Sprintf(": %v (--shell=none splits it into words as a shell would)", err)},
 			"close the quote, or escape it with a backslash, as in a shell")
 	}
 	return words, nil
@@ -267,7 +296,8 @@ func (o *benchOptions) validateFailures() error {
 	for _, c := range strings.Split(o.ignoreFailure, ",") {
 		n, err := strconv.ParseInt(strings.TrimSpace(c), 10, 32)
 		if err != nil {
-			return cli.Fail(fmt.Errorf("--ignore-failure=%s: %q is no exit status", o.ignoreFailure, c),
+			return cli.Fail(&bench.HyperfineError{Sentence: "Could not read numeric integer argument to '--ignore-failure'",
+				Detail: fmt.Sprintf(": %q is no exit status", c)},
 				"give statuses, such as --ignore-failure=1,2, or none: --ignore-failure ignores any")
 		}
 		o.failures.Codes = append(o.failures.Codes, int(n))
@@ -352,7 +382,7 @@ func (o *benchOptions) makeJobs() error {
 	case o.set["parameter-scan"]:
 		values, err := bench.ScanValues(o.scan.min, o.scan.max, o.step)
 		if err != nil {
-			return cli.Fail(fmt.Errorf("-P %s %s %s: %w", o.scan.name, o.scan.min, o.scan.max, err))
+			return cli.Fail(err)
 		}
 		lists = []bench.ParameterList{{Name: o.scan.name, Values: values}}
 	case o.set["parameter-step-size"]:
@@ -395,7 +425,8 @@ func (o *benchOptions) outputPolicies() ([]bench.Output, error) {
 			// As hyperfine: a file is named with a directory, so that
 			// a misspelt way is not taken for a file.
 			if !strings.Contains(strings.TrimRight(w, "/"), "/") {
-				return nil, cli.Fail(fmt.Errorf("--output %s: it takes null, pipe, inherit or a file", w), "name a file with its directory, such as ./"+w)
+				return nil, cli.Fail(&bench.HyperfineError{Sentence: fmt.Sprintf("Unknown output policy '%s'. Use './%s' to output to a file named '%s'.", w, w, w),
+					Detail: " --output takes null, pipe, inherit or a file named with its directory"})
 			}
 			out = append(out, bench.Output{Kind: bench.OutputFile, Path: w})
 		}
@@ -426,8 +457,12 @@ func (o *benchOptions) checkFiles(id child.Identity) error {
 		return nil
 	}
 	f, err := access.Open(o.inputPath, id.Cred)
-	if err != nil {
-		return cli.Fail(fmt.Errorf("--input: %w", err), "name a file that the commands' user may read, or null")
+	const hint = "name a file that the commands' user may read, or null"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cli.Fail(&bench.HyperfineError{Sentence: fmt.Sprintf("The file '%s' specified as '--input' does not exist", o.inputPath)}, hint)
+	case err != nil:
+		return cli.Fail(fmt.Errorf("--input: %w", err), hint)
 	}
 	return f.Close()
 }

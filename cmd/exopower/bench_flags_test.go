@@ -104,7 +104,7 @@ func TestBenchRefusesACommandWithAQuoteLeftOpen(t *testing.T) {
 	t.Parallel()
 	cmd, dir := exopowerCmd(t, "bench", "-N", "-r", "1", "--baseline", "0", "-p", "true", `prog 'a b`)
 	out, err := cmd.CombinedOutput()
-	if code := exitCode(t, err); code != 125 || !strings.Contains(string(out), `exopower: error: --shell=none: 'prog '\''a b' cannot be split into words: a quote is not closed`) {
+	if code := exitCode(t, err); code != 125 || !strings.Contains(string(out), `exopower: error: Failed to parse command 'prog 'a b': a quote is not closed (--shell=none splits it into words as a shell would)`) {
 		t.Errorf("status %d, output %s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "powermetrics.pid")); err == nil {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -98,11 +97,12 @@ func ScanValues(lo, hi, step string) ([]string, error) {
 	var ds [3]decimal
 	for i, x := range []string{lo, hi, step} {
 		if i == 2 && x == "" {
-			return nil, errors.New("the range's bounds are not whole numbers: give the step with -D, such as -D 0.1")
+			return nil, &HyperfineError{Sentence: "A step size is required when the range bounds are floating point numbers. " +
+				"The step size can be specified with the '-D/--parameter-step-size <DELTA>' parameter", Detail: ", such as -D 0.1"}
 		}
 		d, ok := parseDecimal(x)
 		if !ok {
-			return nil, fmt.Errorf("%q is not a number", x)
+			return nil, &HyperfineError{Sentence: "Error while parsing parameter scan arguments", Detail: fmt.Sprintf(" (%q is not a number)", x)}
 		}
 		ds[i] = d
 	}
@@ -148,9 +148,9 @@ func scan(first, last, step decimal) ([]string, error) {
 	lo, hi, st := first.at(scale), last.at(scale), step.at(scale)
 	switch {
 	case hi.Cmp(lo) < 0:
-		return nil, fmt.Errorf("the range %s to %s is empty: give the least value first", first, last)
+		return nil, &HyperfineError{Sentence: "Empty parameter range", Detail: fmt.Sprintf(": %s to %s; give the least value first", first, last)}
 	case st.Sign() == 0:
-		return nil, errors.New("a step of 0 never ends: give a step above 0")
+		return nil, &HyperfineError{Sentence: "Zero is not a valid parameter step", Detail: ": a step of 0 never ends; give a step above 0"}
 	}
 	// As hyperfine reckons the count: (max - min + 1) / step, in the
 	// bounds' and step's own units.
@@ -160,7 +160,8 @@ func scan(first, last, step decimal) ([]string, error) {
 		return nil, fmt.Errorf("a step of %s never reaches %s: give a step above 0", step, last)
 	}
 	if count.Cmp(big.NewInt(maxScanValues)) > 0 {
-		return nil, fmt.Errorf("the range %s to %s in steps of %s has too many values: at most %d", first, last, step, maxScanValues)
+		return nil, &HyperfineError{Sentence: "Parameter range is too large",
+			Detail: fmt.Sprintf(": %s to %s in steps of %s has too many values, at most %d", first, last, step, maxScanValues)}
 	}
 	values := []string{first.String()}
 	cur := first

@@ -81,13 +81,13 @@ func TestParameterScanValuesAreHyperfines(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ min, max, step, err string }{
-		{"1.5", "3", "", "give the step with -D"},
-		{"2", "1", "", "is empty"},
-		{"0", "1", "0", "never ends"},
+		{"1.5", "3", "", "A step size is required when the range bounds are floating point numbers. The step size can be specified with the '-D/--parameter-step-size <DELTA>' parameter"},
+		{"2", "1", "", "Empty parameter range: 2 to 1"},
+		{"0", "1", "0", "Zero is not a valid parameter step"},
 		{"0", "10", "-1", "never reaches 10"},
-		{"0", "100000", "", "too many values"},
-		{"a", "3", "1", "\"a\" is not a number"},
-		{"1", "3", "1e1", "\"1e1\" is not a number"},
+		{"0", "100000", "", "Parameter range is too large: 0 to 100000 in steps of 1 has too many values"},
+		{"a", "3", "1", "Error while parsing parameter scan arguments (\"a\" is not a number)"},
+		{"1", "3", "1e1", "Error while parsing parameter scan arguments (\"1e1\" is not a number)"},
 	} {
 		if got, err := ScanValues(c.min, c.max, c.step); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("ScanValues(%s, %s, %q) = %q, %v; want an error with %q", c.min, c.max, c.step, got, err, c.err)

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -39,19 +40,13 @@ func (p Plan) Jobs() ([]Job, error) {
 		params        map[string]string
 		unused        string
 	}
+	combos := Combinations(p.Lists)
+	if err := p.checkNames(len(combos) * len(p.Commands)); err != nil {
+		return nil, err
+	}
 	var js []job
 	if p.Reference != "" {
 		js = append(js, job{p.Reference, p.ReferenceName, map[string]string{}, ""})
-	}
-	combos := Combinations(p.Lists)
-	benches := len(combos) * len(p.Commands)
-	switch {
-	case len(p.Lists) == 0 && len(p.Names) > len(p.Commands):
-		return nil, fmt.Errorf("-n/--command-name is given %d times for %s: give at most one a command",
-			len(p.Names), countOf(len(p.Commands), "command"))
-	case len(p.Lists) > 0 && len(p.Names) > 1 && len(p.Names) != benches:
-		return nil, fmt.Errorf("-n/--command-name is given %d times for %s (every command with every parameter): give it once, with {NAME} in it, or %d times",
-			len(p.Names), countOf(benches, "benchmark"), benches)
 	}
 	k := 0 // the job's place, the reference not counted
 	for _, params := range combos {
@@ -73,8 +68,10 @@ func (p Plan) Jobs() ([]Job, error) {
 		n    int
 	}{{"--prepare", len(p.Prepare)}, {"--conclude", len(p.Conclude)}, {"--output", len(p.Outputs)}} {
 		if h.n > 1 && h.n != n {
-			return nil, fmt.Errorf("%s is given %d times for %s: give it once for all, or once for each, in the order they are measured%s",
-				h.flag, h.n, countOf(n, "benchmark"), referenceFirst(p.Reference))
+			return nil, &HyperfineError{
+				Sentence: fmt.Sprintf("The '%s' option has to be provided just once or N times, where N=%d is the number of benchmark commands (including a potential reference).", h.flag, n),
+				Detail:   fmt.Sprintf(" It is given %d times; once for each is in the order they are measured%s.", h.n, referenceFirst(p.Reference)),
+			}
 		}
 	}
 	out := make([]Job, n)
@@ -110,6 +107,40 @@ func unusedParameters(command string, lists []ParameterList, params map[string]s
 	return " (" + strings.Join(unused, ", ") + ")"
 }
 
+// checkNames refuses, as hyperfine does, a parameter's name given to
+// more than one list, and a count of -n's names that fits neither the
+// commands nor the benches (every command with every combination).
+func (p Plan) checkNames(benches int) error {
+	if dup := duplicateNames(p.Lists); len(dup) > 0 {
+		return &HyperfineError{Sentence: "Duplicate parameter names: " + strings.Join(dup, ", "),
+			Detail: " (give all of a parameter's values in one list)"}
+	}
+	switch {
+	case len(p.Lists) == 0 && len(p.Names) > len(p.Commands):
+		return &HyperfineError{Sentence: fmt.Sprintf("Too many --command-name options: Expected %d at most", len(p.Commands)),
+			Detail: fmt.Sprintf(" (one for each command), given %d", len(p.Names))}
+	case len(p.Lists) > 0 && len(p.Names) > 1 && len(p.Names) != benches:
+		return &HyperfineError{
+			Sentence: fmt.Sprintf("'--command-name' has been specified %d times. It has to appear exactly once, or exactly %d times (number of benchmarks)", len(p.Names), benches),
+			Detail:   ": once, with {NAME} in it, or once for every command with every parameter's value"}
+	}
+	return nil
+}
+
+// duplicateNames are the names that more than one list has, each once,
+// sorted, as hyperfine lists them.
+func duplicateNames(lists []ParameterList) []string {
+	seen := map[string]int{}
+	var dup []string
+	for _, l := range lists {
+		if seen[l.Name]++; seen[l.Name] == 2 {
+			dup = append(dup, l.Name)
+		}
+	}
+	slices.Sort(dup)
+	return dup
+}
+
 // pick is the i-th of one per job, or the one for all, or "".
 func pick(xs []string, i int) string {
 	switch len(xs) {
@@ -126,14 +157,6 @@ func referenceFirst(ref string) string {
 		return ""
 	}
 	return " (--reference first)"
-}
-
-// countOf is "1 command", "3 commands".
-func countOf(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Jobs are Plan's jobs of commands without names, their hooks each one

@@ -54,11 +54,12 @@ func TestHooksAreOneForAllOrOneForEachJob(t *testing.T) {
 		t.Errorf("jobs\n%s\nwant\n%s", got, want)
 	}
 	p.Prepare = []string{"pA", "pB"}
-	if _, err := p.Jobs(); err == nil || err.Error() != "--prepare is given 2 times for 3 benchmarks: give it once for all, or once for each, in the order they are measured (--reference first)" {
+	if _, err := p.Jobs(); err == nil || err.Error() != "The '--prepare' option has to be provided just once or N times, where N=3 is the number of benchmark commands (including a potential reference). "+
+		"It is given 2 times; once for each is in the order they are measured (--reference first)." {
 		t.Errorf("2 prepares for 3 jobs: %v", err)
 	}
 	p = Plan{Commands: []string{"A"}, Lists: []ParameterList{{"n", []string{"1", "2"}}}, Conclude: []string{"c1", "c2", "c3"}}
-	if _, err := p.Jobs(); err == nil || !strings.HasPrefix(err.Error(), "--conclude is given 3 times for 2 benchmarks") {
+	if _, err := p.Jobs(); err == nil || !strings.HasPrefix(err.Error(), "The '--conclude' option has to be provided just once or N times, where N=2 is") {
 		t.Errorf("3 concludes for 2 jobs: %v", err)
 	}
 	p = Plan{Commands: []string{"A", "B"}, Outputs: []Output{{Kind: OutputPipe}, {Kind: OutputFile, Path: "./b"}}}
@@ -79,11 +80,14 @@ func TestCommandNamesAsHyperfineCountsThem(t *testing.T) {
 		{"fewer names than commands", Plan{Commands: []string{"a", "b"}, Names: []string{"first"}}, "first b", ""},
 		{"a name each", Plan{Commands: []string{"a", "b"}, Names: []string{"A", "B"}, Reference: "r"}, "r A B", ""},
 		{"more names than commands", Plan{Commands: []string{"a"}, Names: []string{"A", "B"}}, "",
-			"-n/--command-name is given 2 times for 1 command: give at most one a command"},
+			"Too many --command-name options: Expected 1 at most (one for each command), given 2"},
 		{"one for all parameters", Plan{Commands: []string{"sleep {t}"}, Names: []string{"nap-{t}"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "nap-1 nap-2", ""},
 		{"one per benchmark", Plan{Commands: []string{"a{t}", "b{t}"}, Names: []string{"1", "2", "3", "4"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "1 2 3 4", ""},
 		{"neither", Plan{Commands: []string{"a{t}", "b{t}"}, Names: []string{"1", "2"}, Lists: []ParameterList{{"t", []string{"1", "2"}}}}, "",
-			"-n/--command-name is given 2 times for 4 benchmarks (every command with every parameter): give it once, with {NAME} in it, or 4 times"},
+			"'--command-name' has been specified 2 times. It has to appear exactly once, or exactly 4 times (number of benchmarks): " +
+				"once, with {NAME} in it, or once for every command with every parameter's value"},
+		{"a parameter's name twice", Plan{Commands: []string{"a"}, Lists: []ParameterList{{"y", []string{"1"}}, {"x", []string{"1"}}, {"y", []string{"2"}}, {"x", []string{"a"}}, {"x", []string{"b"}}}}, "",
+			"Duplicate parameter names: x, y (give all of a parameter's values in one list)"},
 	} {
 		jobs, err := c.plan.Jobs()
 		var names []string

@@ -132,18 +132,25 @@ func (c *Config) Look(path string) error {
 				return err
 			}
 			if len(argv) == 0 {
-				return cli.Fail(fmt.Errorf("%s has no words to run", output.ShellQuote([]string{cmd})), "give the command a program to run")
+				return cli.Fail(&HyperfineError{Sentence: "Can not execute empty command",
+					Detail: fmt.Sprintf(": %s has no words to run", output.ShellQuote([]string{cmd}))}, "give the command a program to run")
 			}
 			c.argvs[cmd] = argv
-			name := argv[0]
-			if _, ok := c.paths[name]; ok {
+			program := argv[0]
+			if _, ok := c.paths[program]; ok {
 				continue
 			}
-			found, err := child.Look(name, path, c.Identity.Cred)
+			found, err := child.Look(program, path, c.Identity.Cred)
 			if err != nil {
-				return err
+				// Named as hyperfine names it: the benchmark's name,
+				// or the hook's command.
+				name := cmd
+				if cmd == j.Command {
+					name = j.Name
+				}
+				return failedToRun(name, err)
 			}
-			c.paths[name] = found
+			c.paths[program] = found
 		}
 	}
 	return nil
@@ -298,11 +305,11 @@ func (b *Runner) cooldown(ctx context.Context) bool {
 // many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
 	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label}
-	b.aux("--setup", j, j.Setup, "")
+	b.hook("--setup", j, j.Setup)
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
-		b.aux("--prepare", j, j.Prepare, "")
-		b.aux("warmup of "+j.Name, j, j.Command, fmt.Sprintf("warmup-%d", i))
-		b.aux("--conclude", j, j.Conclude, "")
+		b.hook("--prepare", j, j.Prepare)
+		b.warmup(j, i)
+		b.hook("--conclude", j, j.Conclude)
 	}
 	n := RunCount(b.cfg.Runs, b.cfg.MaxRuns, 0, 0)
 	for i := 0; i < n && !b.cut(); i++ {
@@ -310,7 +317,7 @@ func (b *Runner) runCommand(ctx context.Context, j Job) Result {
 			b.cooldown(ctx)
 		}
 		began := b.now()
-		b.aux("--prepare", j, j.Prepare, "")
+		b.hook("--prepare", j, j.Prepare)
 		if b.cut() {
 			break
 		}
@@ -319,13 +326,13 @@ func (b *Runner) runCommand(ctx context.Context, j Job) Result {
 			res.Runs = append(res.Runs, run)
 			b.cfg.Progress.Ran(float64(run.EnergyJoules.Total))
 		}
-		b.aux("--conclude", j, j.Conclude, "")
+		b.hook("--conclude", j, j.Conclude)
 		if i == 0 {
 			n = RunCount(b.cfg.Runs, b.cfg.MaxRuns, b.cfg.MinTime, b.now().Sub(began))
 		}
 	}
 	if b.signal == 0 {
-		b.aux("--cleanup", j, j.Cleanup, "")
+		b.hook("--cleanup", j, j.Cleanup)
 	}
 	return res
 }
@@ -425,7 +432,7 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 	p, err := child.Start(cmd)
 	if err != nil {
 		b.meter.End(ctx, time.Now(), 0, "")
-		b.failed = err
+		b.failed = failedToRun(j.Name, err)
 		return Run{}, false
 	}
 	exit := b.wait(p)
@@ -440,8 +447,8 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 		return Run{}, false
 	}
 	if exit.Status != 0 && !b.cfg.IgnoreFailure.Ignores(exit.Status) {
-		b.failed = &cli.Error{Status: exit.Status, Err: fmt.Errorf("%s failed with status %d in run %d", j.Name, exit.Status, i+1),
-			Hints: []string{fmt.Sprintf("pass --ignore-failure=%d (or --ignore-failure, for any status) to measure it all the same; the runs so far are in the summary", exit.Status)}}
+		b.failed = &cli.Error{Status: exit.Status, Err: commandFailed(j.Name, exit.Status, exit.Signal, false, i+1),
+			Hints: failureHints(exit.Status)}
 	}
 	// The command's own time, as hyperfine measures it: from just
 	// before it starts to its end, and its CPU time.
@@ -519,29 +526,50 @@ func (b *Runner) units(out *tailBuffer) *wire.Num {
 	return &n
 }
 
-// aux runs c, one of j's commands, unmeasured (what names it for
-// messages). A failure cuts the bench short, but for a warmup run's
-// (iteration not "") that --ignore-failure ignores.
-func (b *Runner) aux(what string, j Job, c, iteration string) {
+// hook runs c, j's hook of flag, unmeasured: a failure cuts the bench
+// short.
+func (b *Runner) hook(flag string, j Job, c string) {
+	if exit, ran := b.aux(j, c, ""); ran && exit.Status != 0 && b.signal == 0 {
+		b.failed = hookFailed(flag, c, exit.Status)
+	}
+}
+
+// warmup runs j's command unmeasured, its warmup run i (from 0): a
+// failure that --ignore-failure does not ignore cuts the bench short.
+func (b *Runner) warmup(j Job, i int) {
+	exit, ran := b.aux(j, j.Command, fmt.Sprintf("warmup-%d", i))
+	if ran && b.signal == 0 && !b.cfg.IgnoreFailure.Ignores(exit.Status) {
+		b.failed = cli.Fail(commandFailed(j.Name, exit.Status, exit.Signal, true, i+1), failureHints(exit.Status)...)
+	}
+}
+
+// failureHints are the next steps after a command failed with status.
+func failureHints(status int) []string {
+	return []string{
+		fmt.Sprintf("pass --ignore-failure=%d (or --ignore-failure, for any status) to measure it all the same; the runs so far are in the summary", status),
+		"--show-output shows what went wrong",
+	}
+}
+
+// aux runs c, one of j's commands, unmeasured (iteration, when not "",
+// is its warmup run's $HYPERFINE_ITERATION), and says how it ended; ran
+// is false when it was not run, or could not start (b.failed says why).
+func (b *Runner) aux(j Job, c, iteration string) (exit child.Exit, ran bool) {
 	if c == "" || b.cut() {
-		return
+		return exit, false
 	}
 	cmd, done, err := b.command(j, c, iteration, nil)
 	defer done()
 	if err != nil {
 		b.failed = err
-		return
+		return exit, false
 	}
 	p, err := child.Start(cmd)
 	if err != nil {
-		b.failed = err
-		return
+		b.failed = failedToRun(c, err)
+		return exit, false
 	}
-	exit := b.wait(p)
-	if exit.Status != 0 && b.signal == 0 && !(iteration != "" && b.cfg.IgnoreFailure.Ignores(exit.Status)) {
-		b.failed = cli.Fail(fmt.Errorf("%s %s failed with status %d", what, output.ShellQuote([]string{c}), exit.Status),
-			"nothing after it was run; the runs so far are in the summary")
-	}
+	return b.wait(p), true
 }
 
 // wait waits for a command. The first signal is passed on to it and ends
