@@ -286,16 +286,32 @@ func (o *benchOptions) deliver(s *cli.Streams, rep *bench.Report, id child.Ident
 	case text != nil:
 		err = cli.Wrote("stdout", text.Summary(rep))
 	}
+	var outs []fileOut
 	for _, e := range o.exports() {
-		if e.path == "" {
-			continue
+		outs = append(outs, fileOut{e.path, func(w io.Writer) error { return e.write(w, rep) }})
+	}
+	return writeOuts(s, id, err, outs)
+}
+
+// fileOut is one of a report's exports: its path ("" none, - stdout)
+// and what writes it.
+type fileOut struct {
+	path  string
+	write func(io.Writer) error
+}
+
+// writeOuts writes the exports after the report's own output, whose
+// error is err, each file as the user id, and fails with every error
+// but a reader of stdout gone away.
+func writeOuts(s *cli.Streams, id child.Identity, err error, outs []fileOut) error {
+	for _, e := range outs {
+		switch e.path {
+		case "":
+		case "-":
+			err = errors.Join(err, cli.Wrote("stdout", e.write(s.Out)))
+		default:
+			err = errors.Join(err, cli.Wrote(e.path, output.WriteFile(e.path, e.write, id.Cred)))
 		}
-		write := func(w io.Writer) error { return e.write(w, rep) }
-		if e.path == "-" {
-			err = errors.Join(err, cli.Wrote("stdout", write(s.Out)))
-			continue
-		}
-		err = errors.Join(err, cli.Wrote(e.path, output.WriteFile(e.path, write, id.Cred)))
 	}
 	if err != nil && !cli.BrokenPipe(err) {
 		return cli.Fail(err)

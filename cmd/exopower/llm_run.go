@@ -240,19 +240,9 @@ func (o *llmOptions) deliver(s *cli.Streams, rep *llm.Report, id child.Identity,
 	case text != nil:
 		err = cli.Wrote("stdout", text.Summary(rep))
 	}
+	var outs []fileOut
 	for _, e := range o.exports() {
-		if e.path == "" {
-			continue
-		}
-		write := func(w io.Writer) error { return e.write(w, rep) }
-		if e.path == "-" {
-			err = errors.Join(err, cli.Wrote("stdout", write(s.Out)))
-			continue
-		}
-		err = errors.Join(err, cli.Wrote(e.path, output.WriteFile(e.path, write, id.Cred)))
+		outs = append(outs, fileOut{e.path, func(w io.Writer) error { return e.write(w, rep) }})
 	}
-	if err != nil && !cli.BrokenPipe(err) {
-		return cli.Fail(err)
-	}
-	return nil
+	return writeOuts(s, id, err, outs)
 }
