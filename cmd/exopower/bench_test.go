@@ -73,14 +73,18 @@ func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	var idleJ, idleS float64
+	// The idle spans are measured in pieces of 0.5 s, each cut at both
+	// ends by a sample asked for there: on a loaded machine the fake
+	// answers a few milliseconds late, and where the profile steps by
+	// 15 W that is up to 1 % of a piece's energy at each cut. 2 %.
 	for _, sp := range []*bench.Idle{rep.Baseline.Before, rep.Baseline.After} {
 		from, to := spanOf(t, sp.StartedAt, float64(sp.DurationSeconds))
 		e := prof.Energy(from, to).Total()
-		within(t, "idle power", float64(sp.PowerWatts), e/to.Sub(from).Seconds(), 1)
+		within(t, "idle power", float64(sp.PowerWatts), e/to.Sub(from).Seconds(), 2)
 		idleJ, idleS = idleJ+e, idleS+to.Sub(from).Seconds()
 	}
 	idle := idleJ / idleS
-	within(t, "pooled idle power", float64(rep.Baseline.PowerWatts), idle, 1)
+	within(t, "pooled idle power", float64(rep.Baseline.PowerWatts), idle, 2)
 	r := rep.Results[0]
 	if len(r.Runs) != 3 {
 		t.Fatalf("%d runs, want 3", len(r.Runs))
