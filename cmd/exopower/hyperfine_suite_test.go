@@ -38,6 +38,7 @@ import (
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -58,6 +59,10 @@ type benchRun struct {
 // baseline is exopower's own, and takes seconds).
 func hyperfine(t *testing.T, args ...string) benchRun {
 	t.Helper()
+	// Sixty cases, each a few race-instrumented processes, would be a
+	// test of the race detector: the suite runs without it, in .ci/run's
+	// step of heavy tests (bench's code is raced by its other tests).
+	heavytest.Skip(t)
 	cmd, dir := exopowerCmd(t, append([]string{"bench", "--baseline", "0"}, args...)...)
 	input, err := os.ReadFile(suiteInput)
 	if err != nil {
@@ -194,34 +199,34 @@ func sleepTime(t *testing.T, c string) time.Duration {
 
 // The cases of tests/integration_tests.rs, in its order.
 
-func TestHyperfineRunsSuccessfully(t *testing.T) {
+func TestHeavyHyperfineRunsSuccessfully(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=2", "echo dummy benchmark").succeeds(t)
 }
 
-func TestHyperfineOneRunIsSupported(t *testing.T) {
+func TestHeavyHyperfineOneRunIsSupported(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "echo dummy benchmark").succeeds(t)
 }
 
-func TestHyperfineCanRunCommandsWithoutAShell(t *testing.T) {
+func TestHeavyHyperfineCanRunCommandsWithoutAShell(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--show-output", "--shell=none", "echo 'hello world' argument2").
 		succeeds(t).stdoutHas(t, "hello world argument2", -1)
 }
 
-func TestHyperfineFailsWithWrongNumberOfCommandNameArguments(t *testing.T) {
+func TestHeavyHyperfineFailsWithWrongNumberOfCommandNameArguments(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--command-name=a", "--command-name=b", "echo a").
 		fails(t).stderrHas(t, "Too many --command-name options")
 }
 
-func TestHyperfineFailsWithWrongNumberOfPrepareOptions(t *testing.T) {
+func TestHeavyHyperfineFailsWithWrongNumberOfPrepareOptions(t *testing.T) {
 	t.Parallel()
 	hookCounts(t, "--prepare")
 }
 
-func TestHyperfineFailsWithWrongNumberOfConcludeOptions(t *testing.T) {
+func TestHeavyHyperfineFailsWithWrongNumberOfConcludeOptions(t *testing.T) {
 	t.Parallel()
 	hookCounts(t, "--conclude")
 }
@@ -237,7 +242,7 @@ func hookCounts(t *testing.T, flag string) {
 	hyperfine(t, "--runs=1", flag+"=echo a", flag+"=echo b", "--reference=echo ref", "echo a", "echo b").fails(t).stderrHas(t, want)
 }
 
-func TestHyperfineFailsWithDuplicateParameterNames(t *testing.T) {
+func TestHeavyHyperfineFailsWithDuplicateParameterNames(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--parameter-list", "x", "1,2,3", "--parameter-list", "x", "a,b,c", "echo test").
 		fails(t).stderrHas(t, "Duplicate parameter names: x")
@@ -246,58 +251,58 @@ func TestHyperfineFailsWithDuplicateParameterNames(t *testing.T) {
 // nonexisting is hyperfine's program that is nowhere.
 const nonexisting = "some-nonexisting-program-b5d9574198b7e4b12a71fa4747c0a577"
 
-func TestHyperfineFailsForUnknownCommand(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", nonexisting).fails(t).stderrHas(t, "Command terminated with non-zero exit code")
 }
 
-func TestHyperfineFailsForUnknownCommandWithoutShell(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownCommandWithoutShell(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--shell=none", "--runs=1", nonexisting).fails(t).stderrHas(t, "Failed to run command '"+nonexisting+"'")
 }
 
-func TestHyperfineFailsForFailingCommandWithoutShell(t *testing.T) {
+func TestHeavyHyperfineFailsForFailingCommandWithoutShell(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--shell=none", "--runs=1", "false").fails(t).stderrHas(t, "Command terminated with non-zero exit code")
 }
 
-func TestHyperfineFailsForUnknownSetupCommand(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownSetupCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--setup="+nonexisting, "echo test").
 		fails(t).stderrHas(t, "The setup command terminated with a non-zero exit code.")
 }
 
-func TestHyperfineFailsForUnknownCleanupCommand(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownCleanupCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--cleanup="+nonexisting, "echo test").
 		fails(t).stderrHas(t, "The cleanup command terminated with a non-zero exit code.")
 }
 
-func TestHyperfineFailsForUnknownPrepareCommand(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownPrepareCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--prepare="+nonexisting, "echo test").
 		fails(t).stderrHas(t, "The preparation command terminated with a non-zero exit code.")
 }
 
-func TestHyperfineFailsForUnknownConcludeCommand(t *testing.T) {
+func TestHeavyHyperfineFailsForUnknownConcludeCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--conclude="+nonexisting, "echo test").
 		fails(t).stderrHas(t, "The conclusion command terminated with a non-zero exit code.")
 }
 
-func TestHyperfineCanRunFailingCommandsWithIgnoreFailureOption(t *testing.T) {
+func TestHeavyHyperfineCanRunFailingCommandsWithIgnoreFailureOption(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "false").fails(t).stderrHas(t, "Command terminated with non-zero exit code")
 	hyperfine(t, "--runs=1", "--ignore-failure", "false").succeeds(t)
 }
 
-func TestHyperfineCanIgnoreSpecificExitCodes(t *testing.T) {
+func TestHeavyHyperfineCanIgnoreSpecificExitCodes(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--ignore-failure=1", "exit 1").succeeds(t)
 	hyperfine(t, "--runs=1", "--ignore-failure=1", "exit 2").fails(t).stderrHas(t, "Command terminated with non-zero exit code 2")
 }
 
-func TestHyperfineCanIgnoreMultipleExitCodes(t *testing.T) {
+func TestHeavyHyperfineCanIgnoreMultipleExitCodes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []string{"exit 1", "exit 2", "exit 3"} {
 		hyperfine(t, "--runs=1", "--ignore-failure=1,2,3", c).succeeds(t)
@@ -305,36 +310,36 @@ func TestHyperfineCanIgnoreMultipleExitCodes(t *testing.T) {
 	hyperfine(t, "--runs=1", "--ignore-failure=1,2,3", "exit 4").fails(t).stderrHas(t, "Command terminated with non-zero exit code 4")
 }
 
-func TestHyperfineIgnoreFailureWithAllNonZero(t *testing.T) {
+func TestHeavyHyperfineIgnoreFailureWithAllNonZero(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--ignore-failure=all-non-zero", "exit 5").succeeds(t)
 }
 
-func TestHyperfineShowsOutputOfBenchmarkedCommand(t *testing.T) {
+func TestHeavyHyperfineShowsOutputOfBenchmarkedCommand(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=2", "--command-name=dummy", "--show-output", "echo 4fd47015").
 		succeeds(t).stdoutHas(t, "4fd47015", 2)
 }
 
-func TestHyperfineRunsCommandsUsingUserDefinedShell(t *testing.T) {
+func TestHeavyHyperfineRunsCommandsUsingUserDefinedShell(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--show-output", "--shell", "echo 'custom_shell' '--shell-arg'", "echo benchmark").
 		succeeds(t).stdoutHas(t, "custom_shell --shell-arg -c echo benchmark", -1)
 }
 
-func TestHyperfineCanPassInputToCommandFromAFile(t *testing.T) {
+func TestHeavyHyperfineCanPassInputToCommandFromAFile(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--input=example_input_file.txt", "--show-output", "cat").
 		succeeds(t).stdoutHas(t, "This text is part of a file", -1)
 }
 
-func TestHyperfineFailsIfInvalidStdinDataFileProvided(t *testing.T) {
+func TestHeavyHyperfineFailsIfInvalidStdinDataFileProvided(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=1", "--input=example_non_existent_file.txt", "--show-output", "cat").
 		fails(t).stderrHas(t, "The file 'example_non_existent_file.txt' specified as '--input' does not exist")
 }
 
-func TestHyperfineReturnsMeanTimeInCorrectUnit(t *testing.T) {
+func TestHeavyHyperfineReturnsMeanTimeInCorrectUnit(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "sleep 1.234").stdoutHas(t, "Time (mean ± σ):      1.234 s ±", -1)
 	hyperfineDebug(t, "sleep 0.123").stdoutHas(t, "Time (mean ± σ):     123.0 ms ±", -1)
@@ -342,22 +347,22 @@ func TestHyperfineReturnsMeanTimeInCorrectUnit(t *testing.T) {
 	hyperfineDebug(t, "--time-unit=microsecond", "sleep 1.234").stdoutHas(t, "Time (mean ± σ):     1234000.0 µs ±", -1)
 }
 
-func TestHyperfinePerformsTenRunsForSlowCommands(t *testing.T) {
+func TestHeavyHyperfinePerformsTenRunsForSlowCommands(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "sleep 0.5").stdoutHas(t, "10 runs", -1)
 }
 
-func TestHyperfinePerformsThreeSecondsOfBenchmarkingForFastCommands(t *testing.T) {
+func TestHeavyHyperfinePerformsThreeSecondsOfBenchmarkingForFastCommands(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "sleep 0.01").stdoutHas(t, "300 runs", -1)
 }
 
-func TestHyperfineTakesShellSpawningTimeIntoAccountForComputingNumberOfRuns(t *testing.T) {
+func TestHeavyHyperfineTakesShellSpawningTimeIntoAccountForComputingNumberOfRuns(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--shell=sleep 0.02", "sleep 0.01").stdoutHas(t, "100 runs", -1)
 }
 
-func TestHyperfineTakesPreparationCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
+func TestHeavyHyperfineTakesPreparationCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--prepare=sleep 0.02", "sleep 0.01").stdoutHas(t, "100 runs", -1)
 	// The shell's start is added to the prepare command and to the
@@ -365,13 +370,13 @@ func TestHyperfineTakesPreparationCommandIntoAccountForComputingNumberOfRuns(t *
 	hyperfineDebug(t, "--shell=sleep 0.01", "--prepare=sleep 0.03", "sleep 0.05").stdoutHas(t, "30 runs", -1)
 }
 
-func TestHyperfineTakesConclusionCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
+func TestHeavyHyperfineTakesConclusionCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--conclude=sleep 0.02", "sleep 0.01").stdoutHas(t, "100 runs", -1)
 	hyperfineDebug(t, "--shell=sleep 0.01", "--conclude=sleep 0.03", "sleep 0.05").stdoutHas(t, "30 runs", -1)
 }
 
-func TestHyperfineTakesBothPreparationAndConclusionCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
+func TestHeavyHyperfineTakesBothPreparationAndConclusionCommandIntoAccountForComputingNumberOfRuns(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--prepare=sleep 0.01", "--conclude=sleep 0.01", "sleep 0.01").stdoutHas(t, "100 runs", -1)
 	hyperfineDebug(t, "--shell=sleep 0.01", "--prepare=sleep 0.01", "--conclude=sleep 0.01", "sleep 0.05").stdoutHas(t, "30 runs", -1)
@@ -379,7 +384,7 @@ func TestHyperfineTakesBothPreparationAndConclusionCommandIntoAccountForComputin
 
 // hyperfine's "times faster" is "times less energy" here: exopower
 // compares the commands' energy.
-func TestHyperfineShowsBenchmarkComparisonWithRelativeTimes(t *testing.T) {
+func TestHeavyHyperfineShowsBenchmarkComparisonWithRelativeTimes(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "sleep 1.0", "sleep 2.0", "sleep 3.0").
 		stdoutHas(t, "2.00 ± 0.00 times less energy than", -1).
@@ -388,7 +393,7 @@ func TestHyperfineShowsBenchmarkComparisonWithRelativeTimes(t *testing.T) {
 
 // hyperfine's "As fast (1.00 ± 0.00) as" is "as much energy (1.00 ±
 // 0.00) as" here.
-func TestHyperfineShowsBenchmarkComparisonWithSameTime(t *testing.T) {
+func TestHeavyHyperfineShowsBenchmarkComparisonWithSameTime(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--command-name=A", "--command-name=B", "sleep 1.0", "sleep 1.0", "sleep 2.0", "sleep 1000.0").
 		stdoutHas(t, "as much energy (1.00 ± 0.00) as", -1).
@@ -397,20 +402,20 @@ func TestHyperfineShowsBenchmarkComparisonWithSameTime(t *testing.T) {
 }
 
 // hyperfine's "times slower" is "times more energy" here.
-func TestHyperfineShowsBenchmarkComparisonRelativeToReference(t *testing.T) {
+func TestHeavyHyperfineShowsBenchmarkComparisonRelativeToReference(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--reference=sleep 2.0", "sleep 1.0", "sleep 3.0").
 		stdoutHas(t, "2.00 ± 0.00 times more energy than", -1).
 		stdoutHas(t, "1.50 ± 0.00 times less energy than", -1)
 }
 
-func TestHyperfineShowsReferenceName(t *testing.T) {
+func TestHeavyHyperfineShowsReferenceName(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--reference=sleep 2.0", "--reference-name=refabc123", "sleep 1.0", "sleep 3.0").
 		stdoutHas(t, "Benchmark 1: refabc123", -1)
 }
 
-func TestHyperfinePerformsAllBenchmarksInParameterScan(t *testing.T) {
+func TestHeavyHyperfinePerformsAllBenchmarksInParameterScan(t *testing.T) {
 	t.Parallel()
 	r := hyperfineDebug(t, "--parameter-scan", "time", "30", "45", "--parameter-step-size", "5", "sleep {time}")
 	for i, s := range []string{"30", "35", "40", "45"} {
@@ -419,7 +424,7 @@ func TestHyperfinePerformsAllBenchmarksInParameterScan(t *testing.T) {
 	r.stdoutHas(t, "Benchmark 5: sleep 50", 0)
 }
 
-func TestHyperfinePerformsReferenceAndAllBenchmarksInParameterScan(t *testing.T) {
+func TestHeavyHyperfinePerformsReferenceAndAllBenchmarksInParameterScan(t *testing.T) {
 	t.Parallel()
 	r := hyperfineDebug(t, "--reference=sleep 25", "--parameter-scan", "time", "30", "45", "--parameter-step-size", "5", "sleep {time}")
 	for i, s := range []string{"25", "30", "35", "40", "45"} {
@@ -428,14 +433,14 @@ func TestHyperfinePerformsReferenceAndAllBenchmarksInParameterScan(t *testing.T)
 	r.stdoutHas(t, "Benchmark 6: sleep 50", 0)
 }
 
-func TestHyperfineIntermediateResultsAreNotExportedToStdout(t *testing.T) {
+func TestHeavyHyperfineIntermediateResultsAreNotExportedToStdout(t *testing.T) {
 	t.Parallel()
 	hyperfineDebug(t, "--style=none", "--export-markdown", "-", "sleep 1", "sleep 2").
 		stdoutHas(t, "sleep 1", 1).
 		stdoutHas(t, "sleep 2", 1)
 }
 
-func TestHyperfineExportsIntermediateResultsToFile(t *testing.T) {
+func TestHeavyHyperfineExportsIntermediateResultsToFile(t *testing.T) {
 	t.Parallel()
 	export := filepath.Join(t.TempDir(), "results.md")
 	hyperfine(t, "--runs=1", "--export-markdown", export, "true", "false").fails(t)
@@ -444,7 +449,7 @@ func TestHyperfineExportsIntermediateResultsToFile(t *testing.T) {
 	}
 }
 
-func TestHyperfineUnusedParametersAreShownInBenchmarkName(t *testing.T) {
+func TestHeavyHyperfineUnusedParametersAreShownInBenchmarkName(t *testing.T) {
 	t.Parallel()
 	hyperfine(t, "--runs=2", "--parameter-list", "branch", "master,feature", "echo test").
 		succeeds(t).
@@ -452,7 +457,7 @@ func TestHyperfineUnusedParametersAreShownInBenchmarkName(t *testing.T) {
 		stdoutHas(t, "echo test (branch = feature)", -1)
 }
 
-func TestHyperfineSpeedComparisonSortOrder(t *testing.T) {
+func TestHeavyHyperfineSpeedComparisonSortOrder(t *testing.T) {
 	t.Parallel()
 	for _, order := range []string{"auto", "mean-time"} {
 		hyperfineDebug(t, "sleep 2", "sleep 1", "--sort="+order).
@@ -465,7 +470,7 @@ func TestHyperfineSpeedComparisonSortOrder(t *testing.T) {
 // hyperfine runs its windows_ cases on Windows alone. The first, a
 // quoted argument, means the same to a POSIX shell: it runs here too,
 // where there is a more.
-func TestHyperfineWindowsQuoteArgs(t *testing.T) {
+func TestHeavyHyperfineWindowsQuoteArgs(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("more"); err != nil {
 		t.Skip("no more in PATH")
@@ -476,7 +481,7 @@ func TestHyperfineWindowsQuoteArgs(t *testing.T) {
 // The second is Windows's own rule for a backslash before a closing
 // quote (`dir "..\src\" "..\tests\"`), which a POSIX shell reads as an
 // escaped quote: it has no counterpart on a Mac.
-func TestHyperfineWindowsQuoteBeforeQuoteArgs(t *testing.T) {
+func TestHeavyHyperfineWindowsQuoteBeforeQuoteArgs(t *testing.T) {
 	t.Skip(`Windows's quoting of a backslash before a quote; a POSIX shell escapes the quote instead`)
 }
 
@@ -548,37 +553,37 @@ func (e *executionOrder) run() {
 
 // The cases of tests/execution_order_tests.rs, in its order.
 
-func TestHyperfineBenchmarksAreExecutedSequentiallyOne(t *testing.T) {
+func TestHeavyHyperfineBenchmarksAreExecutedSequentiallyOne(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=1").command("command 1").command("command 2").
 		expect("command 1", "command 2").run()
 }
 
-func TestHyperfineBenchmarksAreExecutedSequentially(t *testing.T) {
+func TestHeavyHyperfineBenchmarksAreExecutedSequentially(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").command("command 1").command("command 2").
 		expect("command 1", "command 1", "command 2", "command 2").run()
 }
 
-func TestHyperfineWarmupRunsAreExecutedBeforeBenchmarkingRuns(t *testing.T) {
+func TestHeavyHyperfineWarmupRunsAreExecutedBeforeBenchmarkingRuns(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2", "--warmup=3").command("command 1").
 		expect("command 1", "command 1", "command 1", "command 1", "command 1").run()
 }
 
-func TestHyperfineSetupCommandsAreExecutedBeforeEachSeriesOfTimingRuns(t *testing.T) {
+func TestHeavyHyperfineSetupCommandsAreExecutedBeforeEachSeriesOfTimingRuns(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").setup("setup").command("command 1").command("command 2").
 		expect("setup", "command 1", "command 1", "setup", "command 2", "command 2").run()
 }
 
-func TestHyperfinePrepareCommandsAreExecutedBeforeEachTimingRun(t *testing.T) {
+func TestHeavyHyperfinePrepareCommandsAreExecutedBeforeEachTimingRun(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").prepare("prepare").command("command 1").command("command 2").
 		expect("prepare", "command 1", "prepare", "command 1", "prepare", "command 2", "prepare", "command 2").run()
 }
 
-func TestHyperfineConcludeCommandsAreExecutedAfterEachTimingRun(t *testing.T) {
+func TestHeavyHyperfineConcludeCommandsAreExecutedAfterEachTimingRun(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").conclude("conclude").command("command 1").command("command 2").
 		expect("command 1", "conclude", "command 1", "conclude", "command 2", "conclude", "command 2", "conclude").run()
 }
 
-func TestHyperfinePrepareCommandsAreExecutedBeforeEachWarmup(t *testing.T) {
+func TestHeavyHyperfinePrepareCommandsAreExecutedBeforeEachWarmup(t *testing.T) {
 	newExecutionOrder(t).arg("--warmup=2", "--runs=1").prepare("prepare").command("command 1").command("command 2").
 		expect("prepare", "command 1", "prepare", "command 1"). // warmup 1
 		expect("prepare", "command 1").                         // benchmark 1
@@ -587,7 +592,7 @@ func TestHyperfinePrepareCommandsAreExecutedBeforeEachWarmup(t *testing.T) {
 		run()
 }
 
-func TestHyperfineConcludeCommandsAreExecutedAfterEachWarmup(t *testing.T) {
+func TestHeavyHyperfineConcludeCommandsAreExecutedAfterEachWarmup(t *testing.T) {
 	newExecutionOrder(t).arg("--warmup=2", "--runs=1").conclude("conclude").command("command 1").command("command 2").
 		expect("command 1", "conclude", "command 1", "conclude"). // warmup 1
 		expect("command 1", "conclude").                          // benchmark 1
@@ -596,12 +601,12 @@ func TestHyperfineConcludeCommandsAreExecutedAfterEachWarmup(t *testing.T) {
 		run()
 }
 
-func TestHyperfineCleanupCommandsAreExecutedOnceAfterEachBenchmark(t *testing.T) {
+func TestHeavyHyperfineCleanupCommandsAreExecutedOnceAfterEachBenchmark(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").cleanup("cleanup").command("command 1").command("command 2").
 		expect("command 1", "command 1", "cleanup", "command 2", "command 2", "cleanup").run()
 }
 
-func TestHyperfineSetupPrepareCleanupCombined(t *testing.T) {
+func TestHeavyHyperfineSetupPrepareCleanupCombined(t *testing.T) {
 	e := newExecutionOrder(t).arg("--warmup=1", "--runs=2").setup("setup").prepare("prepare").
 		command("command1").command("command2").cleanup("cleanup")
 	for _, c := range []string{"command1", "command2"} {
@@ -610,7 +615,7 @@ func TestHyperfineSetupPrepareCleanupCombined(t *testing.T) {
 	e.run()
 }
 
-func TestHyperfineSetupPrepareConcludeCleanupCombined(t *testing.T) {
+func TestHeavyHyperfineSetupPrepareConcludeCleanupCombined(t *testing.T) {
 	e := newExecutionOrder(t).arg("--warmup=1", "--runs=2").setup("setup").prepare("prepare").
 		command("command1").command("command2").conclude("conclude").cleanup("cleanup")
 	for _, c := range []string{"command1", "command2"} {
@@ -619,12 +624,12 @@ func TestHyperfineSetupPrepareConcludeCleanupCombined(t *testing.T) {
 	e.run()
 }
 
-func TestHyperfineSingleParameterValue(t *testing.T) {
+func TestHeavyHyperfineSingleParameterValue(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2", "--parameter-list", "number", "1,2,3").command("command {number}").
 		expect("command 1", "command 1", "command 2", "command 2", "command 3", "command 3").run()
 }
 
-func TestHyperfineMultipleParameterValues(t *testing.T) {
+func TestHeavyHyperfineMultipleParameterValues(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2", "--parameter-list", "number", "1,2,3", "--parameter-list", "letter", "a,b").
 		command("command {number} {letter}").
 		expect("command 1 a", "command 1 a", "command 2 a", "command 2 a", "command 3 a", "command 3 a").
@@ -632,23 +637,23 @@ func TestHyperfineMultipleParameterValues(t *testing.T) {
 		run()
 }
 
-func TestHyperfineReferenceIsExecutedFirst(t *testing.T) {
+func TestHeavyHyperfineReferenceIsExecutedFirst(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=1").reference("reference").command("command 1").command("command 2").
 		expect("reference", "command 1", "command 2").run()
 }
 
-func TestHyperfineReferenceIsExecutedFirstParameterValue(t *testing.T) {
+func TestHeavyHyperfineReferenceIsExecutedFirstParameterValue(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=2").reference("reference").arg("--parameter-list", "number", "1,2,3").
 		command("command {number}").
 		expect("reference", "reference", "command 1", "command 1", "command 2", "command 2", "command 3", "command 3").run()
 }
 
-func TestHyperfineReferenceIsExecutedSeparatelyFromCommands(t *testing.T) {
+func TestHeavyHyperfineReferenceIsExecutedSeparatelyFromCommands(t *testing.T) {
 	newExecutionOrder(t).arg("--runs=1").reference("command 1").command("command 1").command("command 2").
 		expect("command 1", "command 1", "command 2").run()
 }
 
-func TestHyperfineSetupPrepareReferenceConcludeCleanupCombined(t *testing.T) {
+func TestHeavyHyperfineSetupPrepareReferenceConcludeCleanupCombined(t *testing.T) {
 	e := newExecutionOrder(t).arg("--warmup=1", "--runs=2").setup("setup").prepare("prepare").reference("reference").
 		command("command1").command("command2").conclude("conclude").cleanup("cleanup")
 	for _, c := range []string{"reference", "command1", "command2"} {
@@ -657,7 +662,7 @@ func TestHyperfineSetupPrepareReferenceConcludeCleanupCombined(t *testing.T) {
 	e.run()
 }
 
-func TestHyperfineSetupSeparatePrepareSeparateConcludeCleanupCombined(t *testing.T) {
+func TestHeavyHyperfineSetupSeparatePrepareSeparateConcludeCleanupCombined(t *testing.T) {
 	e := newExecutionOrder(t).arg("--warmup=1", "--runs=2").setup("setup").cleanup("cleanup").
 		prepare("prepare1").command("command1").conclude("conclude1").
 		prepare("prepare2").command("command2").conclude("conclude2")
@@ -668,7 +673,7 @@ func TestHyperfineSetupSeparatePrepareSeparateConcludeCleanupCombined(t *testing
 	e.run()
 }
 
-func TestHyperfineSetupSeparatePrepareReferenceSeparateConcludeCleanupCombined(t *testing.T) {
+func TestHeavyHyperfineSetupSeparatePrepareReferenceSeparateConcludeCleanupCombined(t *testing.T) {
 	e := newExecutionOrder(t).arg("--warmup=1", "--runs=2").setup("setup").cleanup("cleanup").
 		prepare("prepareref").reference("reference").conclude("concluderef").
 		prepare("prepare1").command("command1").conclude("conclude1").
