@@ -256,8 +256,13 @@ type Shape struct {
 	Elsewhere []string
 	// Never are paths of Type that this shape never writes (a field of an
 	// embedded type, left out by omitempty): neither they nor what is
-	// under them need be in the examples.
+	// under them need be in the examples, nor in the tables.
 	Never []string
+	// Tables are the field tables that name Type's fields, each at the
+	// paths of the objects it describes; together they must name every
+	// field of Type (but those of Never). A shape whose type another
+	// shape's tables describe has none.
+	Tables []TableAt
 }
 
 // Check decodes each of s's examples into s.Type's type, refusing an
