@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,6 +131,9 @@ func TestDocsLinksResolve(t *testing.T) {
 	docs, err := markdownUnder("../../docs")
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("no docs/*.md (%v)", err)
+	}
+	if !slices.Contains(docs, filepath.Join("../../docs", "json", "summary.md")) {
+		t.Errorf("docs/json/summary.md is not among the documents checked: %q", docs)
 	}
 	broken, err := BrokenLinks("../..")
 	if err != nil {

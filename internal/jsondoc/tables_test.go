@@ -1,6 +1,8 @@
 package jsondoc
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -189,5 +191,54 @@ func TestUnder(t *testing.T) {
 	want := []TableAt{{Name: "a", At: []string{"nodes[]", "nodes[].rails.*"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestOfTheCommands(t *testing.T) {
+	for name, want := range map[string]bool{"bench": true, "bench-ioreport": true, "llm-spread": true, "samples-window": true,
+		"version": true, "run": false, "summary-source": false, "serve-status": false, "benchmark": false, "watch-line": false} {
+		if OfTheCommands(name) != want {
+			t.Errorf("OfTheCommands(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}
+
+func TestReadReferenceReadsTheIndexAndEveryPage(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("docs/json.md", "# JSON reference\n\n[reading](json/reading.md)\n")
+	write("docs/json/reading.md", tablesDoc+"\n<!-- json: reading -->\n```json\n{\"name\": \"x\"}\n```\n")
+	write("docs/json/other.md", "# Other\n\n<!-- json: other -->\n```json\n{}\n```\n")
+	ref, err := ReadReference(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ref.Examples {
+		got = append(got, e.Name+" "+e.where())
+	}
+	for _, tb := range ref.Tables {
+		got = append(got, tb.Name+" "+tb.File)
+	}
+	want := []string{"other docs/json/other.md:5", "reading docs/json/reading.md:27", "reading docs/json/reading.md", "part docs/json/reading.md"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	write("docs/json/twice.md", "<!-- fields: part -->\n"+TableHeader+"\n|---|---|---|---|---|\n")
+	if _, err := ReadReference(root); err == nil || !strings.Contains(err.Error(), "docs/json/twice.md:2: a second table part (the first is at docs/json/reading.md:16)") {
+		t.Errorf("two tables of one name: got %v", err)
+	}
+	write("docs/json/twice.md", "```json\n{}\n```\n")
+	if _, err := ReadReference(root); err == nil || !strings.Contains(err.Error(), "docs/json/twice.md: line 1: a json block without") {
+		t.Errorf("an unmarked example: got %v", err)
 	}
 }
