@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/exopower/exopower/internal/bench"
@@ -9,24 +10,77 @@ import (
 	"github.com/exopower/exopower/internal/output"
 )
 
+// spanTables are the field tables of a wire.Summary, each at its paths
+// in the summary; internal/wire's test holds them to the summary itself.
+var spanTables = []jsondoc.TableAt{
+	{Name: "summary", At: []string{""}},
+	{Name: "summary-source", At: []string{"source"}},
+	{Name: "summary-components", At: []string{"energy_joules", "avg_power_watts", "measured_avg_power_watts", "peak_power_watts"}},
+	{Name: "summary-rails", At: []string{"rails"}},
+	{Name: "summary-rail", At: []string{"rails.*"}},
+}
+
+// nodesTables are the tables of the spans of the nodes of --node, under
+// prefix: a span's and the node's own.
+func nodesTables(prefix string) []jsondoc.TableAt {
+	return append(jsondoc.Under(prefix, spanTables...), jsondoc.TableAt{Name: "summary-node", At: []string{prefix}})
+}
+
+var benchTables = slices.Concat([]jsondoc.TableAt{
+	{Name: "bench", At: []string{""}},
+	{Name: "bench-baseline", At: []string{"baseline"}},
+	{Name: "bench-idle", At: []string{"baseline.before", "baseline.between", "baseline.after"}},
+	{Name: "bench-result", At: []string{"results[]"}},
+	{Name: "bench-run", At: []string{"results[].runs[]"}},
+	{Name: "bench-spread", At: []string{"results[].energy_joules", "results[].net_energy_joules",
+		"results[].system_energy_joules", "results[].net_system_energy_joules", "results[].avg_power_watts",
+		"results[].duration_seconds", "results[].energy_per_unit_joules", "results[].units_per_joule"}},
+	{Name: "summary-source", At: []string{"source"}},
+	{Name: "summary-components", At: []string{"results[].runs[].energy_joules", "results[].runs[].avg_power_watts"}},
+}, nodesTables("results[].runs[].nodes[]"))
+
+var llmTables = slices.Concat([]jsondoc.TableAt{
+	{Name: "llm", At: []string{""}},
+	{Name: "llm-node", At: []string{"nodes[]"}},
+	{Name: "llm-baseline", At: []string{"baseline"}},
+	{Name: "llm-baseline-node", At: []string{"baseline.nodes[]"}},
+	{Name: "llm-result", At: []string{"results[]"}},
+	{Name: "llm-run", At: []string{"results[].run"}},
+	{Name: "llm-figures", At: []string{"results[].figures"}},
+	{Name: "llm-figures-node", At: []string{"results[].figures.nodes[]"}},
+	{Name: "llm-scope", At: []string{"results[].figures.*", "results[].figures.nodes[].*"}},
+	{Name: "llm-spread", At: []string{"results[].figures.*", "results[].figures.*.*", "results[].figures.nodes[].*.*"}},
+	{Name: "llm-request", At: []string{"results[].requests[]"}},
+	{Name: "llm-phase", At: []string{"results[].requests[].*"}},
+	{Name: "llm-phase-node", At: []string{"results[].requests[].*.nodes[]"}},
+}, jsondoc.Under("results[].run.summary", spanTables...), nodesTables("results[].run.summary.nodes[]"),
+	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{"results[].run.summary"}}})
+
 // readmeShapes are the JSON shapes that the commands write beside those
 // of internal/wire (the summaries, the lines of watch --json and serve's
-// API, checked there), as the JSON reference (docs/json.md) shows them.
+// API, checked there), as the JSON reference (docs/json.md and
+// docs/json/) shows them.
 var readmeShapes = []jsondoc.Shape{
-	// A bench run's nodes are the nodes of run --node, shown there.
-	{Names: []string{"bench", "bench-ioreport"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"}},
+	// A bench run's nodes are the nodes of run --node, shown there; a
+	// node's span is one Mac's, with no bound of its own.
+	{Names: []string{"bench", "bench-ioreport"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"},
+		Never: []string{"results[].runs[].nodes[].uncertainty_joules"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
-	// fields are in the reference's table), not in an example of one.
+	// fields are in the reference's tables), not in an example of one.
 	{Names: []string{"llm"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
-			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes"}},
-	{Names: []string{"samples-window"}, Type: output.SampleRow{}},
-	{Names: []string{"version"}, Type: versionInfo{}},
+			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
+			"results[].run.summary.nodes[].uncertainty_joules"},
+		Tables: llmTables},
+	{Names: []string{"samples-window"}, Type: output.SampleRow{}, Tables: []jsondoc.TableAt{
+		{Name: "samples-window", At: []string{""}},
+		{Name: "summary-components", At: []string{"power_watts", "energy_joules"}},
+		{Name: "summary-source", At: []string{"source"}},
+	}},
+	{Names: []string{"version"}, Type: versionInfo{}, Tables: []jsondoc.TableAt{{Name: "version", At: []string{""}}}},
 }
 
 func TestTheJSONReferenceShowsWhatTheCommandsWrite(t *testing.T) {
-	jsondoc.TestReference(t, readmeShapes, func(name string) bool {
-		return name == "bench" || name == "bench-ioreport" || name == "llm" || name == "samples-window" || name == "version"
-	})
+	jsondoc.TestReference(t, readmeShapes, jsondoc.OfTheCommands)
 }

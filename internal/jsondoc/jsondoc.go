@@ -1,50 +1,62 @@
-// Package jsondoc reads the JSON examples of a Markdown document and
-// checks them against the Go types that write them, so that the JSON
-// reference (docs/json.md) cannot drift from the code: an example may hold no field
-// that its type lacks, and its type no field that the examples leave out.
+// Package jsondoc reads the JSON examples and the field tables of a
+// Markdown document and checks them against the Go types that write them,
+// so that the JSON reference (docs/json.md and docs/json/) cannot drift
+// from the code: an example may hold no field that its type lacks, and
+// its type no field that the examples leave out; a table names every
+// field of its type, and no other, with its JSON type and whether it may
+// be null or absent.
 package jsondoc
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"testing"
 )
 
 // Example is one marked JSON block: a fenced ```json block right after a
 // comment <!-- json: NAME -->.
 type Example struct {
 	Name string
-	// Line is the block's first line in the document, from 1.
+	// File is the document's name, for messages; Line the block's first
+	// line in it, from 1.
+	File string
 	Line int
 	JSON []byte
+}
+
+// where is the example's place, for messages: "FILE:LINE", or "line
+// LINE" in a document without a name.
+func (e Example) where() string {
+	if e.File == "" {
+		return fmt.Sprintf("line %d", e.Line)
+	}
+	return fmt.Sprintf("%s:%d", e.File, e.Line)
 }
 
 var marker = regexp.MustCompile(`^<!-- json: ([a-z0-9-]+) -->$`)
 
 // Examples returns the marked JSON blocks of the section that the heading
 // line (such as "## JSON reference") opens, up to the next heading of
-// its level or higher. Every ```json block there must be marked, and
-// every marker followed by one, so that no example goes unchecked.
+// its level or higher, or of the whole document when heading is "".
+// Every ```json block there must be marked, and every marker followed by
+// one, so that no example goes unchecked.
 func Examples(doc []byte, heading string) ([]Example, error) {
 	lines := strings.Split(string(doc), "\n")
-	start := -1
+	start, level := -1, 0
 	for i, l := range lines {
-		if strings.TrimRight(l, " ") == heading {
-			start = i
+		if heading != "" && strings.TrimRight(l, " ") == heading {
+			start, level = i, strings.Index(heading, " ")
 			break
 		}
 	}
-	if start < 0 {
+	if heading != "" && start < 0 {
 		return nil, fmt.Errorf("no section %q", heading)
 	}
-	level := strings.Index(heading, " ")
 	var out []Example
 	name, named := "", 0
 	for i := start + 1; i < len(lines); i++ {
@@ -256,8 +268,13 @@ type Shape struct {
 	Elsewhere []string
 	// Never are paths of Type that this shape never writes (a field of an
 	// embedded type, left out by omitempty): neither they nor what is
-	// under them need be in the examples.
+	// under them need be in the examples, nor in the tables.
 	Never []string
+	// Tables are the field tables that name Type's fields, each at the
+	// paths of the objects it describes; together they must name every
+	// field of Type (but those of Never). A shape whose type another
+	// shape's tables describe has none.
+	Tables []TableAt
 }
 
 // Check decodes each of s's examples into s.Type's type, refusing an
@@ -275,11 +292,11 @@ func Check(examples []Example, s Shape) error {
 			}
 			found = true
 			if err := Decode(e.JSON, reflect.New(t).Interface()); err != nil {
-				errs = append(errs, fmt.Sprintf("the example %s (line %d) is not a %v: %v", name, e.Line, t, err))
+				errs = append(errs, fmt.Sprintf("the example %s (%s) is not a %v: %v", name, e.where(), t, err))
 			}
 			p, err := Paths(e.JSON)
 			if err != nil {
-				return fmt.Errorf("the example %s (line %d): %w", name, e.Line, err)
+				return fmt.Errorf("the example %s (%s): %w", name, e.where(), err)
 			}
 			for k := range p {
 				got[k] = true
@@ -323,37 +340,8 @@ func Unknown(examples []Example, shapes []Shape, match func(name string) bool) [
 	var out []string
 	for _, e := range examples {
 		if match(e.Name) && !known[e.Name] {
-			out = append(out, fmt.Sprintf("%s (line %d)", e.Name, e.Line))
+			out = append(out, fmt.Sprintf("%s (%s)", e.Name, e.where()))
 		}
 	}
 	return out
-}
-
-// Reference is the JSON reference, docs/json.md, read from a package two
-// levels below the repository's root, as the tests of its types are.
-const Reference = "../../docs/json.md"
-
-// TestReference checks the reference's examples that ours names against
-// shapes, each a subtest, and fails t when an example that ours names is
-// checked by no shape.
-func TestReference(t *testing.T, shapes []Shape, ours func(name string) bool) {
-	t.Helper()
-	doc, err := os.ReadFile(Reference)
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := Examples(doc, "# JSON reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range shapes {
-		t.Run(strings.Join(s.Names, ","), func(t *testing.T) {
-			if err := Check(examples, s); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	if u := Unknown(examples, shapes, ours); len(u) > 0 {
-		t.Errorf("%s: examples that no test checks: %s", Reference, strings.Join(u, ", "))
-	}
 }

@@ -23,6 +23,23 @@ func TestExamplesReadsTheMarkedBlocksOfTheSectionOnly(t *testing.T) {
 	}
 }
 
+func TestExamplesOfTheWholeDocument(t *testing.T) {
+	got, err := Examples([]byte(strings.Replace(doc, "```json\n{\"c\": 3}", "<!-- json: three -->\n```json\n{\"c\": 3}", 1)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, " ") != "one two three" {
+		t.Errorf("got the examples %q, want one, two and three", names)
+	}
+	if _, err := Examples([]byte(doc), ""); err == nil || !strings.Contains(err.Error(), "a json block without") {
+		t.Errorf("an unmarked block anywhere: got %v", err)
+	}
+}
+
 func TestExamplesRefusesWhatWouldGoUnchecked(t *testing.T) {
 	for _, tc := range []struct{ name, doc, err string }{
 		{"a json block without a marker", "## J\n\n```json\n{}\n```\n", "line 3: a json block without"},

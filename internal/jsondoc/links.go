@@ -1,7 +1,9 @@
 package jsondoc
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,20 +14,20 @@ import (
 	"unicode"
 )
 
-// BrokenLinks returns the relative links of root's README.md and
-// docs/*.md that do not resolve, one "FILE:LINE: TARGET: why" each, in
-// the order of the files' names and their lines. A link resolves when
+// BrokenLinks returns the relative links of root's README.md and the
+// Markdown files under docs/ (docs/json/ too) that do not resolve, one
+// "FILE:LINE: TARGET: why" each, in the order of the files' paths and
+// their lines. A link resolves when
 // the file it names exists (a path relative to the linking document, or
 // to root when it starts with "/") and, for "#anchor" into a Markdown
 // file (or the document itself), when that file has a heading whose
 // anchor, by GitHub's rules, is the anchor. Links with a scheme
 // (https:, mailto:) are not checked, nor is anything inside code.
 func BrokenLinks(root string) ([]string, error) {
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs, err := markdownUnder(filepath.Join(root, "docs"))
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(docs)
 	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
 	anchorsOf := map[string]map[string]bool{}
 	readAnchors := func(path string) (map[string]bool, error) {
@@ -57,6 +59,26 @@ func BrokenLinks(root string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// markdownUnder returns the Markdown files under dir, at any depth, in
+// the order of their paths; none when there is no dir.
+func markdownUnder(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == dir {
+			return fs.SkipDir
+		}
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".md") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
 }
 
 // check says why target, a link in the document at path doc, does not

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +98,7 @@ func TestBrokenLinks(t *testing.T) {
 	write("docs/a.md", "# A\n\n## The port\n\n[ok](../README.md#install) [ok](b.md#b) [ok](#a)\n"+
 		"[bad](README.md) [bad](../../outside.md) [bad](b.md#the-port)\n")
 	write("docs/b.md", "# B\n\n[ok](a.md#the-port) [ok](../scripts/x.sh#L3)\n")
+	write("docs/json/c.md", "# C\n\n[ok](../a.md#the-port) [ok](/README.md#install) [ok](#c)\n[bad](a.md) [bad](../b.md#c)\n")
 	write("scripts/x.sh", "#!/bin/sh\n")
 	got, err := BrokenLinks(root)
 	if err != nil {
@@ -109,6 +111,8 @@ func TestBrokenLinks(t *testing.T) {
 		"docs/a.md:6: README.md: no such file",
 		"docs/a.md:6: ../../outside.md: outside the repository",
 		"docs/a.md:6: b.md#the-port: no heading with the anchor #the-port",
+		"docs/json/c.md:4: a.md: no such file",
+		"docs/json/c.md:4: ../b.md#c: no heading with the anchor #c",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -121,11 +125,15 @@ func TestBrokenLinksWithoutAReadme(t *testing.T) {
 	}
 }
 
-// TestDocsLinksResolve checks the project's own README.md and docs/*.md.
+// TestDocsLinksResolve checks the project's own README.md and the
+// Markdown under docs/, the JSON reference's pages too.
 func TestDocsLinksResolve(t *testing.T) {
-	docs, err := filepath.Glob("../../docs/*.md")
+	docs, err := markdownUnder("../../docs")
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("no docs/*.md (%v)", err)
+	}
+	if !slices.Contains(docs, filepath.Join("../../docs", "json", "summary.md")) {
+		t.Errorf("docs/json/summary.md is not among the documents checked: %q", docs)
 	}
 	broken, err := BrokenLinks("../..")
 	if err != nil {

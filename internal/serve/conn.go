@@ -30,7 +30,7 @@ const (
 )
 
 // HTTPServer returns the http.Server that serves s's Handler, with the
-// timeouts and limits that docs/json.md states; grace is how long past
+// timeouts and limits that docs/json/serve-api.md states; grace is how long past
 // one interval the end of a span waits for the window that covers it.
 func (s *Server) HTTPServer(grace time.Duration) *http.Server {
 	var errs *log.Logger // net/http's own: the standard logger

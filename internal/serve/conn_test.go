@@ -70,7 +70,7 @@ func withHeaders(path string, n int) string {
 	return head + strings.Repeat("x", n-len(head)-len("\r\n\r\n")) + "\r\n\r\n"
 }
 
-// The headers are at most MaxHeaderBytes, as docs/json.md says: net/http
+// The headers are at most MaxHeaderBytes, as docs/json/serve-api.md says: net/http
 // allows 4096 bytes beyond its own MaxHeaderBytes, which serve takes off.
 func TestHeadersOfTheLimitAreReadAndOneByteMoreIsRefused(t *testing.T) {
 	s, _ := offline(t, newClock(), Config{})

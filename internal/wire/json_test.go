@@ -7,27 +7,51 @@ import (
 	"github.com/exopower/exopower/internal/jsondoc"
 )
 
+// spanTables are the field tables of a Summary of one Mac, each at its
+// paths in the Summary.
+var spanTables = []jsondoc.TableAt{
+	{Name: "summary", At: []string{""}},
+	{Name: "summary-source", At: []string{"source"}},
+	{Name: "summary-components", At: []string{"energy_joules", "avg_power_watts", "measured_avg_power_watts", "peak_power_watts"}},
+	{Name: "summary-rails", At: []string{"rails"}},
+	{Name: "summary-rail", At: []string{"rails.*"}},
+}
+
+// summaryTables are the tables of a Summary: a span's, the fields of
+// several Macs, and each node's span.
+var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...),
+	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{""}}, {Name: "summary-node", At: []string{"nodes[]"}}})
+
 // wireShapes are the JSON of this package's types, as the JSON reference
-// (docs/json.md) shows them: the summaries, the lines of watch --json
-// and serve's API.
+// (docs/json.md and docs/json/) shows them: the summaries, the lines of
+// watch --json and serve's API.
 var wireShapes = []jsondoc.Shape{
 	// A node's span is one Mac's: it has no bound of its own.
 	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node"}, Type: Summary{},
-		Never: []string{"nodes[].uncertainty_joules"}},
-	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{}},
-	{Names: []string{"serve-status"}, Type: Status{}},
-	{Names: []string{"serve-span-open"}, Type: Opened{}},
+		Never: []string{"nodes[].uncertainty_joules"}, Tables: summaryTables},
+	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{},
+		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}},
+			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
+	{Names: []string{"serve-status"}, Type: Status{}, Tables: []jsondoc.TableAt{
+		{Name: "serve-status", At: []string{""}},
+		{Name: "serve-last-window", At: []string{"last_window"}},
+		{Name: "summary-source", At: []string{"source"}},
+		{Name: "summary-components", At: []string{"energy_joules", "last_window.power_watts"}},
+		{Name: "summary-rails", At: []string{"rails"}},
+		{Name: "summary-rail", At: []string{"rails.*"}},
+	}},
+	{Names: []string{"serve-span-open"}, Type: Opened{}, Tables: []jsondoc.TableAt{{Name: "serve-span-open", At: []string{""}}}},
 	// A span is one node's: it never holds nodes of its own.
 	{Names: []string{"serve-span", "serve-span-end"}, Type: Reading{},
-		Never: []string{"nodes", "uncertainty_joules"}},
+		Never:  []string{"nodes", "uncertainty_joules"},
+		Tables: append([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables...)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
 	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label"}},
-	{Names: []string{"serve-error"}, Type: Error{}},
+	{Names: []string{"serve-error"}, Type: Error{}, Tables: []jsondoc.TableAt{{Name: "serve-error", At: []string{""}}}},
 }
 
 func TestTheJSONReferenceShowsTheWireAsItIs(t *testing.T) {
 	// The rest are the JSON of bench, of llm, of --samples and of version, which
 	// cmd/exopower checks against their types.
-	notHere := []string{"bench", "bench-ioreport", "llm", "samples-window", "version"}
-	jsondoc.TestReference(t, wireShapes, func(name string) bool { return !slices.Contains(notHere, name) })
+	jsondoc.TestReference(t, wireShapes, func(name string) bool { return !jsondoc.OfTheCommands(name) })
 }

@@ -2,8 +2,9 @@
 // per message: the summary of a span (run, report, the end of watch, a
 // node's span), the lines of watch --json, and serve's API (status, an
 // opened span, a span's reading, a stream line, an error), which the
-// server, the cluster's client and doctor all use. docs/json.md shows an
-// example of each, and the tests decode those examples into these types.
+// server, the cluster's client and doctor all use. The JSON reference
+// (docs/json.md, docs/json/) shows an example and a table of the fields
+// of each, and the tests hold both to these types.
 //
 // JSON is snake_case with units in the names; fields may be added within
 // a schema version, never renamed or removed. Building these from a
