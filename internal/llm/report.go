@@ -133,7 +133,7 @@ type Phase struct {
 	// SystemEnergyJoules the whole Macs', where the source reads it.
 	EnergyJoules       wire.Num  `json:"energy_joules"`
 	SystemEnergyJoules *wire.Num `json:"system_energy_joules"`
-	// The same less the idle power over Seconds, and the uncertainty
+	// The same less the idle power over AttributedSeconds, and the uncertainty
 	// that the idle power's standard error gives them; null without a
 	// baseline.
 	NetEnergyJoules            *wire.Num `json:"net_energy_joules"`

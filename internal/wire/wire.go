@@ -284,8 +284,8 @@ const DefaultListen = "127.0.0.1:10241"
 type Status struct {
 	Node string `json:"node"`
 	// InstanceID is drawn at random when serve starts, 128 bits in hex:
-	// two URLs that answer the same one reach the same serve. Absent
-	// from a serve older than it.
+	// two URLs that answer the same one reach the same serve. A serve
+	// older than it leaves it out, which decodes as "".
 	InstanceID string `json:"instance_id"`
 	// BootID is a digest of the boot session of the Mac that serve runs
 	// on (32 hex digits), the same for every program on that Mac until
