@@ -24,7 +24,9 @@ var BenchRecordingStart = time.Unix(1796300000, 0)
 func WriteBenchRecording(w io.Writer, prof Profile, interval time.Duration, n int) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	channels := []ioreport.Channel{{Group: ioreport.Group, Name: "CPU Energy", Unit: "mJ"}}
-	rec, err := ioreport.NewRecorder(bw, ioreport.Header{HWModel: "Mac14,14", OSBuild: "24F74", IntervalSeconds: interval.Seconds()}, channels)
+	// The recorder flushes each line to what it is given: a writer that is
+	// not itself a bufio.Writer keeps those flushes in bw's memory.
+	rec, err := ioreport.NewRecorder(struct{ io.Writer }{bw}, ioreport.Header{HWModel: "Mac14,14", OSBuild: "24F74", IntervalSeconds: interval.Seconds()}, channels)
 	if err != nil {
 		return err
 	}
