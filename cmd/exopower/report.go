@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -61,8 +63,11 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	// FIFO or a terminal included: the recording read so far is
 	// summarised, since it may be a stream that is gone once read.
 	in := cli.Interruptible(r, s.Signals)
-	var windows output.WindowLog
-	res, err := source.Recording(in, windows.Add)
+	var rows *output.SampleWriter
+	if format != "" {
+		rows = output.NewSampleWriter(s.Out, format)
+	}
+	res, err := readRecording(in, rows)
 	interrupted := in.Stop()
 	switch {
 	case err != nil && interrupted:
@@ -70,27 +75,47 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	case err != nil:
 		return source.RecordingError(o.file, err)
 	}
+	if rows != nil {
+		// The rows of the last windows wait for the recording's end.
+		if err := rows.Close(&res); err != nil {
+			if cli.BrokenPipe(err) {
+				return nil
+			}
+			return cli.Wrote("stdout", err)
+		}
+	}
 	// A recording has no interval of its own: the mean window stands in.
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + cli.InputName(o.file)
-	if err := o.print(s, format, sum, func() []output.SampleRow { return windows.Rows(res) }); err != nil || !interrupted {
+	if err := output.PrintSummary(s, rows == nil, o.json, sum); err != nil || !interrupted {
 		return err
 	}
 	return cli.Fail(fmt.Errorf("interrupted while reading %s: the summary holds the %d windows read by then", cli.InputName(o.file), res.Samples))
 }
 
-// print writes the summary, and the windows before it when --samples
-// asks for them.
-func (o *reportOptions) print(s *cli.Streams, format output.SamplesFormat, sum *wire.Summary, rows func() []output.SampleRow) error {
-	if format == "" {
-		return output.PrintSummary(s, true, o.json, sum)
+// readRecording measures the recording in, and writes each window to
+// rows, when not nil, as it is read: a day of windows is never held.
+func readRecording(in io.Reader, rows *output.SampleWriter) (sampler.Result, error) {
+	if rows == nil {
+		return source.RecordingFrom(in, nil)
 	}
-	if err := output.WriteSamples(s.Out, format, rows()); err != nil {
-		if cli.BrokenPipe(err) {
-			return nil
-		}
-		return cli.Wrote("stdout", err)
+	// Once the rows cannot be written (their reader went away) the rest
+	// of the recording is not read: nothing is printed after that.
+	return source.RecordingFrom(stopReading{in, rows.Err}, func(o source.Origin, w sampler.Window, tot sampler.Totals) {
+		rows.Add(wire.Source{Tool: o.Source, HWModel: o.HWModel, OSBuild: o.OSBuild}, w, tot)
+	})
+}
+
+// stopReading reads r until failed says something failed.
+type stopReading struct {
+	r      io.Reader
+	failed func() error
+}
+
+func (sr stopReading) Read(p []byte) (int, error) {
+	if err := sr.failed(); err != nil {
+		return 0, err
 	}
-	return output.PrintSummary(s, false, o.json, sum)
+	return sr.r.Read(p)
 }

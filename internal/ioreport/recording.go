@@ -123,6 +123,9 @@ type Recording struct {
 	// smcReadings counts the readings with the SMC's power; unjudged is
 	// the line of a last reading left in doubt, with none after it.
 	smcReadings, unjudged int
+	// values is the buffer of the readings' counters, which the windows
+	// copy what they keep of.
+	values []int64
 }
 
 // NewRecording reads r's header: ErrNotRecording when r's first line is
@@ -280,52 +283,68 @@ var errJoined = errors.New("another recording's header")
 // that is ahead, else right after. A clock that goes back within a
 // recording is the windows' to judge: a lone reading, or a new course.
 func (rec *Recording) parse(b []byte) (Reading, []Channel, error) {
-	var l line
-	if err := json.Unmarshal(b, &l); err != nil {
-		return Reading{}, nil, err
+	l, ok := fastLine(b, rec.plan.Channels, rec.values)
+	if ok {
+		rec.values = l.values
+	} else {
+		var err error
+		if l, err = rec.parseSlow(b); err != nil {
+			return Reading{}, nil, err
+		}
 	}
-	if l.Type == RecordingType {
-		rec.joined = !rec.last.IsZero()
-		return Reading{}, nil, errJoined
-	}
-	at := rec.origin.Add(time.Duration(l.MonoNS))
+	at := rec.origin.Add(time.Duration(l.monoNS))
 	if rec.origin.IsZero() || rec.joined {
-		rec.origin = time.Unix(0, l.UnixNS).Add(-time.Duration(l.MonoNS))
-		if at = rec.origin.Add(time.Duration(l.MonoNS)); !rec.last.IsZero() && !at.After(rec.last) {
+		rec.origin = time.Unix(0, l.unixNS).Add(-time.Duration(l.monoNS))
+		if at = rec.origin.Add(time.Duration(l.monoNS)); !rec.last.IsZero() && !at.After(rec.last) {
 			rec.origin = rec.origin.Add(rec.last.Sub(at) + time.Millisecond)
 			at = rec.last.Add(time.Millisecond)
 		}
 	}
-	r := Reading{At: at, Unix: time.Unix(0, l.UnixNS), Values: make([]int64, len(l.Channels)), Line: rec.n}
-	channels := make([]Channel, len(l.Channels))
+	r := Reading{At: at, Unix: time.Unix(0, l.unixNS), Values: l.values, Line: rec.n}
+	if l.hasPSTR {
+		// A power beyond the Mac's, or below zero, is the windows' to
+		// drop as a glitch of the system's rail, with the reading's
+		// counters kept.
+		if math.IsNaN(l.pstr) || math.IsInf(l.pstr, 0) {
+			return r, nil, fmt.Errorf("PSTR %v W is no system power", l.pstr)
+		}
+		r.System, r.HasSystem = l.pstr, true
+		rec.smc = true
+	}
+	return r, l.channels, nil
+}
+
+// parseSlow reads a line of any shape encoding/json reads, and says
+// what is wrong with one that is no reading: errJoined for a header.
+func (rec *Recording) parseSlow(b []byte) (parsedLine, error) {
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		return parsedLine{}, err
+	}
+	if l.Type == RecordingType {
+		rec.joined = !rec.last.IsZero()
+		return parsedLine{}, errJoined
+	}
+	p := parsedLine{monoNS: l.MonoNS, unixNS: l.UnixNS, values: make([]int64, len(l.Channels)), channels: make([]Channel, len(l.Channels))}
 	for i, raw := range l.Channels {
 		var f []json.RawMessage
 		if err := json.Unmarshal(raw, &f); err != nil || len(f) != 5 {
-			return r, nil, fmt.Errorf("channel %d is not [group, subgroup, name, unit, value]", i)
+			return p, fmt.Errorf("channel %d is not [group, subgroup, name, unit, value]", i)
 		}
 		var names [4]string
 		for k := range names {
 			if err := json.Unmarshal(f[k], &names[k]); err != nil {
-				return r, nil, fmt.Errorf("channel %d: %s is not a string", i, f[k])
+				return p, fmt.Errorf("channel %d: %s is not a string", i, f[k])
 			}
 		}
 		v, err := strconv.ParseInt(string(f[4]), 10, 64)
 		if err != nil {
-			return r, nil, fmt.Errorf("channel %q: %s is not a whole number", names[2], f[4])
+			return p, fmt.Errorf("channel %q: %s is not a whole number", names[2], f[4])
 		}
-		channels[i], r.Values[i] = Channel{names[0], names[1], names[2], names[3]}, v
+		p.channels[i], p.values[i] = Channel{names[0], names[1], names[2], names[3]}, v
 	}
-	if p, ok := l.SMC["PSTR"]; ok {
-		// A power beyond the Mac's, or below zero, is the windows' to
-		// drop as a glitch of the system's rail, with the reading's
-		// counters kept.
-		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return r, nil, fmt.Errorf("PSTR %v W is no system power", p)
-		}
-		r.System, r.HasSystem = p, true
-		rec.smc = true
-	}
-	return r, channels, nil
+	p.pstr, p.hasPSTR = l.SMC["PSTR"]
+	return p, nil
 }
 
 // CanRequestSample is false: a recording takes no requests.

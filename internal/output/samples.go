@@ -92,10 +92,10 @@ func (l *WindowLog) Add(w sampler.Window, tot sampler.Totals) {
 func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	start, end := res.Start, res.Start.Add(res.Duration)
+	end := res.Start.Add(res.Duration)
+	src := wire.Source{Tool: res.Source, HWModel: res.HWModel, OSBuild: res.OSBuild}
 	var rows []SampleRow
-	var before power.Values // the span's energy at the end of the row before
-	prevEnd, prevIndex := start, -1
+	m := newRowMaker(res.Start)
 	for i, w := range l.windows {
 		if !w.Start.Before(end) {
 			break
@@ -106,26 +106,46 @@ func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 			// reading stops at the end.
 			after = res.Energy
 		}
-		r := SampleRow{
-			SchemaVersion: wire.SchemaVersion, Type: "window", Index: w.Index,
-			StartSeconds: wire.Num(w.Start.Sub(start).Seconds()), EndSeconds: wire.Num(w.End.Sub(start).Seconds()),
-			StartUnix: unixOf(w.Start), EndUnix: unixOf(w.End),
-			InsideSeconds:    wire.Num(minTime(w.End, end).Sub(maxTime(w.Start, start)).Seconds()),
-			PowerWatts:       wire.NewComponents(w.Power, w.Has),
-			EnergyJoules:     wire.NewComponents(after.Sub(before), w.Has),
-			ClippedStart:     w.Start.Before(start),
-			ClippedEnd:       w.End.After(end),
-			GapBeforeSeconds: wire.Num(max(0, w.Start.Sub(maxTime(prevEnd, start)).Seconds())),
-			ThermalPressure:  w.ThermalPressure,
-			Source:           wire.Source{Tool: res.Source, HWModel: res.HWModel, OSBuild: res.OSBuild},
-		}
-		if prevIndex >= 0 {
-			r.RefusedBefore = max(0, w.Index-prevIndex-1)
-		}
-		rows = append(rows, r)
-		before, prevEnd, prevIndex = after, w.End, w.Index
+		rows = append(rows, m.row(w, after, end, src))
 	}
 	return rows
+}
+
+// rowMaker describes a span's windows one after the other, each against
+// the row before it.
+type rowMaker struct {
+	start     time.Time
+	before    power.Values // the span's energy at the end of the row before
+	prevEnd   time.Time
+	prevIndex int
+}
+
+func newRowMaker(start time.Time) rowMaker {
+	return rowMaker{start: start, prevEnd: start, prevIndex: -1}
+}
+
+// row describes window w, after which the span's energy is after, of a
+// span that ends at end.
+func (m *rowMaker) row(w sampler.Window, after power.Values, end time.Time, src wire.Source) SampleRow {
+	start := m.start
+	r := SampleRow{
+		SchemaVersion: wire.SchemaVersion, Type: "window", Index: w.Index,
+		StartSeconds: wire.Num(w.Start.Sub(start).Seconds()), EndSeconds: wire.Num(w.End.Sub(start).Seconds()),
+		StartUnix: unixOf(w.Start), EndUnix: unixOf(w.End),
+		InsideSeconds:    wire.Num(minTime(w.End, end).Sub(maxTime(w.Start, start)).Seconds()),
+		PowerWatts:       wire.NewComponents(w.Power, w.Has),
+		EnergyJoules:     wire.NewComponents(after.Sub(m.before), w.Has),
+		ClippedStart:     w.Start.Before(start),
+		ClippedEnd:       w.End.After(end),
+		GapBeforeSeconds: wire.Num(max(0, w.Start.Sub(maxTime(m.prevEnd, start)).Seconds())),
+		ThermalPressure:  w.ThermalPressure,
+		Source:           src,
+	}
+	if m.prevIndex >= 0 {
+		r.RefusedBefore = max(0, w.Index-m.prevIndex-1)
+	}
+	m.before, m.prevEnd, m.prevIndex = after, w.End, w.Index
+	return r
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -194,25 +214,57 @@ var earlierColumns = []int{19, 23}
 
 // WriteSamples writes rows in format f.
 func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
-	bw := bufio.NewWriter(w)
-	if f == SamplesNDJSON {
-		for i := range rows {
-			if err := WriteJSON(bw, &rows[i]); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
+	e := newRowEncoder(w, f)
+	e.header()
+	for i := range rows {
+		e.write(&rows[i])
 	}
-	cw := csv.NewWriter(bw)
-	cw.Write(SamplesHeader)
-	for _, r := range rows {
-		cw.Write(csvRecord(r))
+	return e.flush()
+}
+
+// rowEncoder writes rows in a format, through a buffer: its first error
+// sticks, and later writes do nothing.
+type rowEncoder struct {
+	bw  *bufio.Writer
+	cw  *csv.Writer
+	err error
+}
+
+func newRowEncoder(w io.Writer, f SamplesFormat) *rowEncoder {
+	e := &rowEncoder{bw: bufio.NewWriterSize(w, 64<<10)}
+	if f == SamplesCSV {
+		e.cw = csv.NewWriter(e.bw)
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
+	return e
+}
+
+// header writes the CSV header; NDJSON has none.
+func (e *rowEncoder) header() {
+	if e.cw != nil && e.err == nil {
+		e.err = e.cw.Write(SamplesHeader)
 	}
-	return bw.Flush()
+}
+
+func (e *rowEncoder) write(r *SampleRow) {
+	switch {
+	case e.err != nil:
+	case e.cw != nil:
+		e.err = e.cw.Write(csvRecord(*r))
+	default:
+		e.err = WriteJSON(e.bw, r)
+	}
+}
+
+// flush writes what is buffered, and says the first error.
+func (e *rowEncoder) flush() error {
+	if e.cw != nil && e.err == nil {
+		e.cw.Flush()
+		e.err = e.cw.Error()
+	}
+	if e.err == nil {
+		e.err = e.bw.Flush()
+	}
+	return e.err
 }
 
 func csvRecord(r SampleRow) []string {

@@ -3,7 +3,6 @@ package sampler
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/power"
@@ -27,7 +26,7 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 	var firstLost error
 	var early notes // documents refused before the first usable one
 	var earlyHealth power.Health
-	var windows []indexed
+	var lengths windowLengths // for the warnings of long windows
 	for more := true; more; {
 		s, err := src.Next()
 		if err == nil {
@@ -42,7 +41,7 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 					b.noun, s.Index, s.Timestamp.UTC().Format(time.RFC3339), b.noun, prev.UTC().Format(time.RFC3339)))
 			}
 			prev = s.Timestamp
-			windows = append(windows, indexed{s.Index, s.Window})
+			lengths.add(s.Index, s.Window)
 		} else if sp == nil && !power.EndsStream(err) {
 			if firstLost == nil {
 				firstLost = err
@@ -68,40 +67,5 @@ func RecordingWindows(src Source, source string, onWindow func(Window, Totals)) 
 		}
 		return Result{}, fmt.Errorf("no %s in the stream", b.noun)
 	}
-	return b.close(sp, b.placer.end, append(back, longWindows(b.noun, windows)...)...), nil
-}
-
-// indexed is a document's window and its index in the stream.
-type indexed struct {
-	index  int
-	window time.Duration
-}
-
-// longWindows warns of the windows far longer than a recording's typical
-// one. A recording has no interval: the median window stands in for it,
-// which, unlike the mean, one long window does not raise.
-func longWindows(noun string, ws []indexed) []string {
-	lengths := make([]time.Duration, len(ws))
-	for i, w := range ws {
-		lengths[i] = w.window
-	}
-	slices.Sort(lengths)
-	typical := lengths[(len(lengths)-1)/2]
-	of := fmt.Sprintf("the recording's typical window (%v)", typical.Round(time.Millisecond))
-	var msgs []string
-	more := 0
-	for _, w := range ws {
-		msg, ok := longWindow(noun, w.index, w.window, typical, of)
-		switch {
-		case !ok:
-		case len(msgs) < maxNotes:
-			msgs = append(msgs, msg)
-		default:
-			more++
-		}
-	}
-	if more > 0 {
-		msgs = append(msgs, fmt.Sprintf("and %d more windows as long", more))
-	}
-	return msgs
+	return b.close(sp, b.placer.end, append(back, longWindows(b.noun, &lengths)...)...), nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -225,18 +226,45 @@ func notLiveHint(from string, err error) string {
 // were taken. Which of the two r is comes from its first line, however
 // long (ioreport.Sniff).
 func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (sampler.Result, error) {
+	if onWindow == nil {
+		return RecordingFrom(r, nil)
+	}
+	return RecordingFrom(r, func(_ Origin, w sampler.Window, tot sampler.Totals) { onWindow(w, tot) })
+}
+
+// Origin names where a recording's windows come from, as its result
+// names them: the source that read it, and the Mac of its first window.
+type Origin struct{ Source, HWModel, OSBuild string }
+
+// RecordingFrom is Recording that hands each window to onWindow with the
+// recording's Origin, so that the window can be written out as it is
+// read. A window is handed once the recording is known to hold something
+// to measure: an IOReport recording with neither a rail exopower knows
+// nor the SMC's power, which is refused, hands none (its windows wait
+// until a reading shows one).
+func RecordingFrom(r io.Reader, onWindow func(Origin, sampler.Window, sampler.Totals)) (sampler.Result, error) {
 	isIOReport, r, err := ioreport.Sniff(r)
 	if err != nil {
 		return sampler.Result{}, err
 	}
 	if !isIOReport {
-		return sampler.RecordingWindows(powermetrics.NewRecording(r), Name, onWindow)
+		src := &firstDocument{Reader: powermetrics.NewRecording(r)}
+		var hand func(sampler.Window, sampler.Totals)
+		if onWindow != nil {
+			hand = func(w sampler.Window, tot sampler.Totals) { onWindow(src.origin, w, tot) }
+		}
+		return sampler.RecordingWindows(src, Name, hand)
 	}
 	rec, err := ioreport.NewRecording(r)
 	if err != nil {
 		return sampler.Result{}, &ioRecordingError{err}
 	}
-	res, err := sampler.RecordingWindows(rec, IOReport, onWindow)
+	var held heldWindows
+	if onWindow != nil {
+		o := Origin{IOReport, rec.Header().HWModel, rec.Header().OSBuild}
+		held.hand = func(w sampler.Window, tot sampler.Totals) { onWindow(o, w, tot) }
+	}
+	res, err := sampler.RecordingWindows(rec, IOReport, held.until(rec.Measurable))
 	if err == nil {
 		err = rec.Measurable()
 	}
@@ -245,6 +273,53 @@ func Recording(r io.Reader, onWindow func(sampler.Window, sampler.Totals)) (samp
 	}
 	res.Warnings = append(res.Warnings, rec.Warnings()...)
 	return res, nil
+}
+
+// firstDocument is a powermetrics recording that notes the Mac its first
+// document names, which the result names too.
+type firstDocument struct {
+	*powermetrics.Reader
+	origin Origin
+	seen   bool
+}
+
+func (f *firstDocument) Next() (power.Sample, error) {
+	s, err := f.Reader.Next()
+	if err == nil && !f.seen {
+		f.origin, f.seen = Origin{Name, s.HWModel, s.OSBuild}, true
+	}
+	return s, err
+}
+
+// heldWindows holds a recording's windows until it is known to hold
+// something to measure, and then hands them on as they come.
+type heldWindows struct {
+	hand       func(sampler.Window, sampler.Totals)
+	measurable bool
+	windows    []sampler.Window
+	totals     []sampler.Totals
+}
+
+// until returns the callback that holds the windows while measurable
+// fails; nil where there is nothing to hand them to.
+func (h *heldWindows) until(measurable func() error) func(sampler.Window, sampler.Totals) {
+	if h.hand == nil {
+		return nil
+	}
+	return func(w sampler.Window, tot sampler.Totals) {
+		if !h.measurable && measurable() != nil {
+			h.windows, h.totals = append(h.windows, w), append(h.totals, tot)
+			return
+		}
+		if !h.measurable {
+			h.measurable = true
+			for i := range h.windows {
+				h.hand(h.windows[i], h.totals[i])
+			}
+			h.windows, h.totals = nil, nil
+		}
+		h.hand(w, tot)
+	}
 }
 
 // IOReportRecording is the "type" of an IOReport recording's first line.
