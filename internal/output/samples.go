@@ -225,9 +225,10 @@ func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
 // rowEncoder writes rows in a format, through a buffer: its first error
 // sticks, and later writes do nothing.
 type rowEncoder struct {
-	bw  *bufio.Writer
-	cw  *csv.Writer
-	err error
+	bw   *bufio.Writer
+	cw   *csv.Writer
+	text rowText
+	err  error
 }
 
 func newRowEncoder(w io.Writer, f SamplesFormat) *rowEncoder {
@@ -241,7 +242,12 @@ func newRowEncoder(w io.Writer, f SamplesFormat) *rowEncoder {
 // header writes the CSV header; NDJSON has none.
 func (e *rowEncoder) header() {
 	if e.cw != nil && e.err == nil {
-		e.err = e.cw.Write(SamplesHeader)
+		// Through csv.Writer's own buffer, emptied into bw at once: the
+		// rows go to bw directly (rowText), after it.
+		if e.err = e.cw.Write(SamplesHeader); e.err == nil {
+			e.cw.Flush()
+			e.err = e.cw.Error()
+		}
 	}
 }
 
@@ -249,9 +255,13 @@ func (e *rowEncoder) write(r *SampleRow) {
 	switch {
 	case e.err != nil:
 	case e.cw != nil:
-		e.err = e.cw.Write(csvRecord(*r))
+		_, e.err = e.bw.Write(e.text.csv(r))
 	default:
-		e.err = WriteJSON(e.bw, r)
+		if b, ok := e.text.json(r); ok {
+			_, e.err = e.bw.Write(b)
+		} else {
+			e.err = WriteJSON(e.bw, r)
+		}
 	}
 }
 

@@ -242,16 +242,71 @@ type Num float64
 // MarshalJSON writes n in plain decimal, or with an exponent when it is
 // below 1e-6 or from 1e21 up. NaN and infinities are an error: JSON has
 // no way to write them.
-func (n Num) MarshalJSON() ([]byte, error) {
+func (n Num) MarshalJSON() ([]byte, error) { return AppendNum(nil, n) }
+
+// AppendNum appends n as MarshalJSON writes it to dst: the rows of
+// --samples are written a million at a time without encoding/json.
+func AppendNum(dst []byte, n Num) ([]byte, error) {
 	v := float64(n)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, fmt.Errorf("cannot write %v as JSON", v)
+		// n, not v: a variable that a fmt argument holds is put on the
+		// heap on every call, not only on this path.
+		return dst, fmt.Errorf("cannot write %v as JSON", float64(n))
 	}
-	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
-	if v != 0 && (math.Abs(v) < 1e-6 || math.Abs(v) >= 1e21) {
-		return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+	// The 12 significant digits, rounded, and their exponent: d.ddddddddddde±XX.
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], v, 'e', 11, 64)
+	neg := e[0] == '-'
+	if neg {
+		e = e[1:]
 	}
-	return strconv.AppendFloat(nil, v, 'f', -1, 64), nil
+	var d [12]byte
+	digits := append(d[:0], e[0])
+	digits = append(digits, e[2:13]...)
+	exp := 0
+	for _, c := range e[15:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if e[14] == '-' {
+		exp = -exp
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	if digits[0] != '0' && (exp < -6 || exp >= 21) {
+		// Exponent notation is rare: the float the digits name is
+		// found and written as strconv writes it.
+		r, _ := strconv.ParseFloat(string(e), 64)
+		if neg {
+			r = -r
+		}
+		return strconv.AppendFloat(dst, r, 'g', -1, 64), nil
+	}
+	// Those digits, trailing zeros gone, are the shortest decimal of the
+	// float nearest them: two decimals of at most 12 digits are never as
+	// near as two floats. Written in plain decimal.
+	if neg {
+		dst = append(dst, '-')
+	}
+	switch {
+	case digits[0] == '0':
+		return append(dst, '0'), nil
+	case exp < 0:
+		dst = append(dst, "0."...)
+		for range -exp - 1 {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...), nil
+	case len(digits) <= exp+1:
+		dst = append(dst, digits...)
+		for range exp + 1 - len(digits) {
+			dst = append(dst, '0')
+		}
+		return dst, nil
+	default:
+		dst = append(dst, digits[:exp+1]...)
+		return append(append(dst, '.'), digits[exp+1:]...), nil
+	}
 }
 
 // SampleLine is one line of exopower watch --json.
