@@ -11,6 +11,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/source"
 )
 
@@ -113,18 +114,9 @@ func powermetricsPath(flag string, getenv func(string) string) string {
 	return source.DefaultPath
 }
 
-// The range of --interval. powermetrics samples no faster than every
-// 10 ms and takes whole milliseconds; an hour is already far longer than
-// any window worth reading live, and the bound keeps every sum of
-// intervals (the waits for a first and a last window) far from overflow.
-const (
-	minInterval = 10 * time.Millisecond
-	maxInterval = time.Hour
-)
-
 func (o *commonOptions) validate() error {
-	if o.interval < minInterval || o.interval > maxInterval {
-		return cli.Fail(fmt.Errorf("--interval %v is out of range: it takes %v to %v", o.interval, minInterval, maxInterval),
+	if o.interval < power.MinInterval || o.interval > power.MaxInterval {
+		return cli.Fail(fmt.Errorf("--interval %v is out of range: it takes %v to %v", o.interval, power.MinInterval, power.MaxInterval),
 			"100ms suits most commands, 1s a live view")
 	}
 	if o.interval%time.Millisecond != 0 {
