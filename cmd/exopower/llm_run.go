@@ -81,8 +81,7 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string, c
 }
 
 func (o *llmOptions) styles(w io.Writer, tty bool, getenv func(string) string) *output.Styles {
-	b := benchOptions{style: o.style}
-	return b.styles(w, tty, getenv)
+	return bench.Styles(o.style, w, tty, getenv)
 }
 
 // client makes the client of the endpoint, with the key.
@@ -240,9 +239,9 @@ func (o *llmOptions) deliver(s *cli.Streams, rep *llm.Report, id child.Identity,
 	case text != nil:
 		err = cli.Wrote("stdout", text.Summary(rep))
 	}
-	var outs []fileOut
+	var outs []output.Export
 	for _, e := range o.exports() {
-		outs = append(outs, fileOut{e.path, func(w io.Writer) error { return e.write(w, rep) }})
+		outs = append(outs, output.Export{Path: e.path, Write: func(w io.Writer) error { return e.write(w, rep) }})
 	}
-	return writeOuts(s, id, err, outs)
+	return output.WriteExports(s, id.Cred, err, outs)
 }
