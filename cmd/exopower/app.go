@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/source"
@@ -23,7 +24,7 @@ func run(ctx context.Context, args []string, s *cli.Streams) int {
 	if c, rest, err := root.Find(args); err != nil && c == root && !completing(args) {
 		// A first word that names no command: cobra's own message
 		// spreads its suggestion over lines of its own.
-		return cli.Report(s.Err, unknownCommand(root, firstWord(rest)))
+		return cli.Report(s.Err, usage.UnknownCommand(root, firstWord(rest)))
 	}
 	return cli.Report(s.Err, root.ExecuteContext(ctx))
 }
@@ -60,7 +61,7 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagFail(c, err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage.FlagFail(c, err) })
 	root.SetContext(ctx)
 	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
 	setVersion(root, readVersion())
@@ -133,7 +134,7 @@ func newDebugArgsCmd(s *cli.Streams) *cobra.Command {
 		Use:    "debug-args",
 		Short:  "Print the powermetrics arguments exopower uses",
 		Hidden: true,
-		Args:   noArgs,
+		Args:   usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/source"
 )
@@ -127,7 +128,7 @@ func parseBenchFlags(c *cobra.Command, args []string, o *benchOptions) (help boo
 		if strings.Contains(err.Error(), "'i' in -i") || strings.Contains(err.Error(), "-i, --interval") {
 			hints = append(hints, "here -i is the sample interval, as in every exopower command; hyperfine's -i is --ignore-failure")
 		}
-		return false, flagFail(c, bench.FlagError(err), hints...)
+		return false, usage.FlagFail(c, bench.FlagError(err), hints...)
 	}
 	if help, _ := c.Flags().GetBool("help"); help {
 		return true, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 )
 
 // maxPromptWords bounds --prompt-tokens: 128 K tokens, beyond the context
@@ -59,7 +60,7 @@ no redirect is followed.`,
 		Example: `  exopower llm -m llama3.2:1b http://127.0.0.1:11434
   exopower llm -m qwen2.5-7b -c 1,4 -r 20 --prompt-tokens 512 --max-tokens 256 http://127.0.0.1:8080
   exopower llm --node http://mac1:10241 --node http://mac2:10241 -m mlx-community/Llama-3.2-3B-Instruct-4bit http://mac1:52415`,
-		Args: oneArg("URL, the server's", func([]string) string { return llmExample }),
+		Args: usage.OneArg("URL, the server's", func([]string) string { return llmExample }),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runLLM(c.Context(), s, &o, args[0], c.Flags().Changed)
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/source"
@@ -38,7 +39,7 @@ those readings would. Ctrl-C, --count or --duration end it. powermetrics makes
 its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 		Example: `  exopower record -n 100 -o readings.ndjson
   exopower report readings.ndjson`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runRecord(c.Context(), s, &o) },
 	}
 	c.Flags().DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "time between readings, such as 100ms or 1s")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exopower/exopower/internal/boot"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/serve"
@@ -54,7 +55,7 @@ machine's hostname; web pages of other origins may not open spans or streams.`,
   curl -s localhost:10241/metrics | grep exopower_soc_energy
   id=$(curl -s -X POST localhost:10241/v1/spans | jq -r .id); make; curl -s -X POST localhost:10241/v1/spans/$id/end
   sudo exopower serve --listen :10241 --web.config.file web.yml`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runServe(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)
