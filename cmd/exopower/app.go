@@ -11,7 +11,6 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
-	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/source"
 )
@@ -86,7 +85,7 @@ func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration
 
 // openIOReport opens IOReport and the SMC; nil is the real ones. The
 // tests give a fake, which lets --source ioreport run on Linux.
-var openIOReport func() (ioreport.Library, error)
+var openIOReport source.OpenIOReport
 
 func addPowermetricsFlag(c *cobra.Command, dst *string) {
 	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+source.DefaultPath+")")

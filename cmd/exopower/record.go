@@ -13,7 +13,6 @@ import (
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
-	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/source"
 )
@@ -80,15 +79,11 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 			return err
 		}
 	}
-	open := openIOReport
-	if open == nil {
-		open = ioreport.Open
-	}
-	lib, err := open()
+	rec, err := source.OpenRecorder(openIOReport)
 	if err != nil {
 		return cli.Fail(fmt.Errorf("IOReport: %w", err), "exopower record reads IOReport on an Apple Silicon Mac, as any user; exopower report reads what it wrote anywhere")
 	}
-	defer lib.Close()
+	defer rec.Close()
 	ctx, stop := cli.CancelOnSignal(ctx, s.Signals)
 	defer stop()
 	if o.duration > 0 {
@@ -99,7 +94,7 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	var n int
 	record := func(w io.Writer) error {
 		var err error
-		n, err = ioreport.Record(ctx, lib, o.interval, o.count, w)
+		n, err = rec.Record(ctx, o.interval, o.count, w)
 		return err
 	}
 	// Each line goes to the file as it is read: a recording killed
