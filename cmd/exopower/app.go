@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/cli/usage"
+	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/source"
 )
 
@@ -22,7 +23,7 @@ func run(ctx context.Context, args []string, s *cli.Streams) int {
 	if c, rest, err := root.Find(args); err != nil && c == root && !completing(args) {
 		// A first word that names no command: cobra's own message
 		// spreads its suggestion over lines of its own.
-		return cli.Report(s.Err, unknownCommand(root, firstWord(rest)))
+		return cli.Report(s.Err, usage.UnknownCommand(root, firstWord(rest)))
 	}
 	return cli.Report(s.Err, root.ExecuteContext(ctx))
 }
@@ -59,7 +60,7 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagFail(c, err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage.FlagFail(c, err) })
 	root.SetContext(ctx)
 	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
 	setVersion(root, readVersion())
@@ -84,7 +85,7 @@ func (o *commonOptions) addFlags(c *cobra.Command, defaultInterval time.Duration
 
 // openIOReport opens IOReport and the SMC; nil is the real ones. The
 // tests give a fake, which lets --source ioreport run on Linux.
-var openIOReport func() (ioreport.Library, error)
+var openIOReport source.OpenIOReport
 
 func addPowermetricsFlag(c *cobra.Command, dst *string) {
 	c.Flags().StringVar(dst, "powermetrics", "", "powermetrics binary (default $EXOPOWER_POWERMETRICS, else "+source.DefaultPath+")")
@@ -113,18 +114,9 @@ func powermetricsPath(flag string, getenv func(string) string) string {
 	return source.DefaultPath
 }
 
-// The range of --interval. powermetrics samples no faster than every
-// 10 ms and takes whole milliseconds; an hour is already far longer than
-// any window worth reading live, and the bound keeps every sum of
-// intervals (the waits for a first and a last window) far from overflow.
-const (
-	minInterval = 10 * time.Millisecond
-	maxInterval = time.Hour
-)
-
 func (o *commonOptions) validate() error {
-	if o.interval < minInterval || o.interval > maxInterval {
-		return cli.Fail(fmt.Errorf("--interval %v is out of range: it takes %v to %v", o.interval, minInterval, maxInterval),
+	if o.interval < power.MinInterval || o.interval > power.MaxInterval {
+		return cli.Fail(fmt.Errorf("--interval %v is out of range: it takes %v to %v", o.interval, power.MinInterval, power.MaxInterval),
 			"100ms suits most commands, 1s a live view")
 	}
 	if o.interval%time.Millisecond != 0 {
@@ -141,7 +133,7 @@ func newDebugArgsCmd(s *cli.Streams) *cobra.Command {
 		Use:    "debug-args",
 		Short:  "Print the powermetrics arguments exopower uses",
 		Hidden: true,
-		Args:   noArgs,
+		Args:   usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/fakepm"
 )
@@ -34,7 +35,7 @@ func benchInProcess(t *testing.T, errTTY bool, o *benchOptions) (string, string)
 // names the command, run k of N and the last run's energy, and is
 // cleared before the command's block and its warnings are written.
 func TestBenchProgressOnATerminal(t *testing.T) {
-	out, errs := benchInProcess(t, true, &benchOptions{runs: 3, shell: "sh", unit: "unit", commands: []string{"sleep 0.1"}})
+	out, errs := benchInProcess(t, true, &benchOptions{Options: bench.Options{Runs: 3, Shell: "sh", Unit: "unit", Commands: []string{"sleep 0.1"}}})
 	for _, want := range []string{`\rsleep 0.1: run 1 of 3, estimating the time left\x1b\[K`,
 		`\rsleep 0.1: run 2 of 3, about [0-9hms.]+ left, last [0-9.]+ J\x1b\[K`,
 		`\rsleep 0.1: run 3 of 3, about [0-9hms.]+ left, last [0-9.]+ J\x1b\[K`} {
@@ -52,7 +53,7 @@ func TestBenchProgressOnATerminal(t *testing.T) {
 
 // Not on a terminal, there is nothing of it.
 func TestBenchNoProgressOffATerminal(t *testing.T) {
-	_, errs := benchInProcess(t, false, &benchOptions{runs: 2, shell: "sh", unit: "unit", commands: []string{"sleep 0.1"}})
+	_, errs := benchInProcess(t, false, &benchOptions{Options: bench.Options{Runs: 2, Shell: "sh", Unit: "unit", Commands: []string{"sleep 0.1"}}})
 	if strings.Contains(errs, "run 1 of") || strings.Contains(errs, "\r") || strings.Contains(errs, "\x1b") {
 		t.Errorf("progress on a stderr that is no terminal: %q", errs)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 )
 
 // addCompletion adds cobra's completion command now rather than at
@@ -20,7 +21,7 @@ func addCompletion(root *cobra.Command) {
 			continue
 		}
 		for _, shell := range c.Commands() {
-			shell.Args = noArgs
+			shell.Args = usage.NoArgs
 		}
 		c.RunE = func(*cobra.Command, []string) error {
 			return cli.Fail(errors.New("completion needs a shell: bash, zsh, fish or powershell"),
@@ -30,7 +31,7 @@ func addCompletion(root *cobra.Command) {
 			if len(args) == 0 {
 				return nil
 			}
-			return usageFail(c, fmt.Errorf("completion knows no shell %q: bash, zsh, fish or powershell", args[0]))
+			return usage.Fail(c, fmt.Errorf("completion knows no shell %q: bash, zsh, fish or powershell", args[0]))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/doctor"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -23,7 +24,7 @@ func newDoctorCmd(s *cli.Streams) *cobra.Command {
 whether an exopower serve answers (at 127.0.0.1:10241 unless --serve says
 where). Exits 0 when every check passes and 1 when one fails; no serve running
 is not a failure.`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := doctor.CheckAddr(o.serve); err != nil {
 				return err

@@ -152,19 +152,14 @@ func debugBench(t *testing.T, s *cli.Streams, o *benchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	var text *bench.Text
-	if !o.json && o.style != "none" {
-		text = bench.NewText(s.Out, s.Err, o.styles(s.Out, false, s.Getenv), o.styles(s.Err, false, s.Getenv))
-		text.TimeUnit = o.timeUnit
-	}
+	text := o.NewText(s)
 	var shell time.Duration
-	if o.set["shell"] {
-		shell = sleepTime(t, o.shell)
+	if o.Given["shell"] {
+		shell = sleepTime(t, o.Shell)
 	}
-	least, most := o.runBounds()
-	minTime := time.Duration(o.minTime * float64(time.Second))
+	cfg := o.Config(s, child.Identity{})
 	rep := bench.NewReport(o.interval)
-	for i, j := range o.jobs {
+	for i, j := range cfg.Jobs {
 		took := sleepTime(t, j.Command)
 		first := took + shell
 		for _, hook := range []string{j.Prepare, j.Conclude} {
@@ -174,7 +169,7 @@ func debugBench(t *testing.T, s *cli.Streams, o *benchOptions) error {
 		}
 		res := bench.Result{Command: j.Name, Parameters: j.Params}
 		x := wire.Num(took.Seconds())
-		for range bench.RunCount(least, most, minTime, first) {
+		for range bench.RunCount(cfg.Runs, cfg.MaxRuns, cfg.MinTime, first) {
 			res.Runs = append(res.Runs, bench.Run{WallSeconds: x, DurationSeconds: x, EnergyJoules: wire.Components{Total: x},
 				AvgPowerWatts: wire.Components{Total: 1}, Samples: 1, Coverage: 1, Warnings: []string{}})
 		}
@@ -183,7 +178,7 @@ func debugBench(t *testing.T, s *cli.Streams, o *benchOptions) error {
 			text.Benchmark(i, res.Preview(o.interval, nil))
 		}
 	}
-	return o.deliver(s, rep, child.Identity{}, text)
+	return o.Deliver(s, rep, child.Identity{}, text)
 }
 
 // sleepTime is the time that hyperfine's mock executor gives `sleep X`:

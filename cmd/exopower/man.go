@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 )
 
 // manDate is the date every man page carries: a fixed one, so that the
@@ -24,7 +25,7 @@ func newGenManCmd() *cobra.Command {
 		Use:    "gen-man DIR",
 		Short:  "Write exopower's man pages into DIR",
 		Hidden: true,
-		Args:   oneArg("DIR, where the pages go", nil),
+		Args:   usage.OneArg("DIR, where the pages go", nil),
 		RunE: func(c *cobra.Command, args []string) error {
 			return genMan(c.Root(), args[0])
 		},

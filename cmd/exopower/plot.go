@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/plot"
 )
@@ -49,7 +50,7 @@ A summary (run --json, run --node --json) has no time series and is refused.`,
   exopower bench --export-json b.json 'gzip -k big' 'zstd -k big' && exopower plot b.json -o b.svg
   exopower watch --json -d 1m > w.ndjson && exopower plot w.ndjson -o w.svg
   exopower watch --json -d 1m --node http://mac1:10241 --node http://mac2:10241 > n.ndjson && exopower plot n.ndjson -o n.svg`,
-		Args: oneArg("INPUT, the file to draw (- for stdin)", pictureAfterInput),
+		Args: usage.OneArg("INPUT, the file to draw (- for stdin)", pictureAfterInput),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.input = args[0]
 			return runPlot(s, &o)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/source"
 )
@@ -38,7 +38,7 @@ those readings would. Ctrl-C, --count or --duration end it. powermetrics makes
 its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 		Example: `  exopower record -n 100 -o readings.ndjson
   exopower report readings.ndjson`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runRecord(c.Context(), s, &o) },
 	}
 	c.Flags().DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "time between readings, such as 100ms or 1s")
@@ -79,15 +79,11 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 			return err
 		}
 	}
-	open := openIOReport
-	if open == nil {
-		open = ioreport.Open
-	}
-	lib, err := open()
+	rec, err := source.OpenRecorder(openIOReport)
 	if err != nil {
 		return cli.Fail(fmt.Errorf("IOReport: %w", err), "exopower record reads IOReport on an Apple Silicon Mac, as any user; exopower report reads what it wrote anywhere")
 	}
-	defer lib.Close()
+	defer rec.Close()
 	ctx, stop := cli.CancelOnSignal(ctx, s.Signals)
 	defer stop()
 	if o.duration > 0 {
@@ -98,7 +94,7 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	var n int
 	record := func(w io.Writer) error {
 		var err error
-		n, err = ioreport.Record(ctx, lib, o.interval, o.count, w)
+		n, err = rec.Record(ctx, o.interval, o.count, w)
 		return err
 	}
 	// Each line goes to the file as it is read: a recording killed

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
@@ -35,7 +36,7 @@ were taken. Works anywhere, Linux included.`,
   exopower record -n 100 -o readings.ndjson && exopower report readings.ndjson
   exopower report --json trace.plist | jq .energy_joules
   exopower report --samples csv trace.plist > windows.csv`,
-		Args: oneArg("FILE, the recording to read (- for stdin)", howToRecord),
+		Args: usage.OneArg("FILE, the recording to read (- for stdin)", howToRecord),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
 			return runReport(s, &o)

@@ -27,9 +27,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/exopower/exopower/internal/fakepm"
-	"github.com/exopower/exopower/internal/power"
-	"github.com/exopower/exopower/internal/sampler"
-	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -908,30 +905,5 @@ func TestServeSaysWhatItServedWhenItStops(t *testing.T) {
 		`\(1 still open, which its client can no longer end\); measured [0-9.]+ J \(SoC\) over [0-9.ms]+ in \d+ windows$`)
 	if code != 0 || !want.MatchString(last) {
 		t.Errorf("serve exited %d after Ctrl-C, its last line %q; want 0 and a line of the form %s", code, last, want)
-	}
-}
-
-func TestClosingLineSaysWhatServeServed(t *testing.T) {
-	soc := sampler.StreamTotals{Energy: power.Values{Total: 34.4}, Covered: 2100 * time.Millisecond, Windows: 5}
-	system := soc
-	system.Energy.System, system.Has.System = 120, true
-	for _, tc := range []struct {
-		name string
-		sig  os.Signal
-		sv   serve.Served
-		t    sampler.StreamTotals
-		want string
-	}{
-		{"Ctrl-C, a span left open", os.Interrupt, serve.Served{Requests: 4, Opened: 2, Ended: 1, Open: 1}, soc,
-			"exopower serve: stopped (interrupt) after 2.1s: answered 4 requests, 2 spans opened and 1 ended (1 still open, which its client can no longer end); measured 34.40 J (SoC) over 2.1s in 5 windows"},
-		{"two left open, the whole Mac measured", syscall.SIGTERM, serve.Served{Requests: 1, Opened: 2, Open: 2}, system,
-			"exopower serve: stopped (terminated) after 2.1s: answered 1 request, 2 spans opened and 0 ended (2 still open, which their clients can no longer end); measured 120.00 J (system), 34.40 J (SoC) over 2.1s in 5 windows"},
-		{"nothing asked", nil, serve.Served{}, sampler.StreamTotals{Windows: 1}, "exopower serve: stopped after 2.1s: answered 0 requests, 0 spans opened and 0 ended; measured 0.000 J (SoC) over 0s in 1 window"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := closingLine(tc.sig, tc.sv, tc.t, 2123*time.Millisecond); got != tc.want {
-				t.Errorf("got  %s\nwant %s", got, tc.want)
-			}
-		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
 )
 
@@ -139,7 +140,7 @@ func newVersionCmd(s *cli.Streams) *cobra.Command {
 pseudo-version that go install ...@latest gives; (devel) from a plain build),
 the VCS revision and whether the tree held uncommitted changes, the Go version
 it was built with, and its OS and architecture.`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return writeVersion(s.Out, readVersion(), asJSON)
 		},

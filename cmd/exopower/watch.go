@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
@@ -36,7 +37,7 @@ or --duration end it with the same summary as exopower run.`,
 		Example: `  sudo exopower watch
   sudo exopower watch --json --duration 10m > power.ndjson
   sudo powermetrics -f plist -b 0 -i 1000 -s cpu_power,gpu_power,thermal | exopower watch --from -`,
-		Args: noArgs,
+		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runWatch(c.Context(), s, &o) },
 	}
 	o.addFlags(c, time.Second)

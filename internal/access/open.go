@@ -66,73 +66,102 @@ func openOwn(path string) (*os.File, error) {
 
 // openAs is Open for cred: the walk the kernel does, with cred's bits.
 func openAs(path string, cred *syscall.Credential) (*os.File, error) {
-	fail := func(err error) error { return &fs.PathError{Op: "open", Path: path, Err: err} }
-	dirName := "."
+	w := walk{path: path, dirName: ".", names: split(path)}
 	if filepath.IsAbs(path) {
-		dirName = "/"
+		w.dirName = "/"
 	}
-	dir, err := unix.Open(dirName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := unix.Open(w.dirName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fail(err)
+		return nil, w.fail(err)
 	}
-	// dir is the directory walked to so far, dirName its name for messages.
-	defer func() { unix.Close(dir) }()
-	names := split(path)
-	links := 0
-	for len(names) > 0 {
-		name := names[0]
-		names = names[1:]
+	w.dir = dir
+	defer func() { unix.Close(w.dir) }()
+	for len(w.names) > 0 {
+		name := w.names[0]
+		w.names = w.names[1:]
 		var st unix.Stat_t
-		if err := unix.Fstat(dir, &st); err != nil {
-			return nil, fail(err)
+		if err := unix.Fstat(w.dir, &st); err != nil {
+			return nil, w.fail(err)
 		}
 		if !permits(st.Uid, st.Gid, uint32(st.Mode), cred, Execute) {
-			return nil, &fs.PathError{Op: "search", Path: dirName, Err: fs.ErrPermission}
+			return nil, &fs.PathError{Op: "search", Path: w.dirName, Err: fs.ErrPermission}
 		}
-		if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, fail(err)
+		if err := unix.Fstatat(w.dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, w.fail(err)
 		}
-		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK {
-			if links++; links > maxLinks {
-				return nil, fail(syscall.ELOOP)
-			}
-			target, err := readlink(dir, name)
-			if err != nil {
-				return nil, fail(err)
-			}
-			if filepath.IsAbs(target) {
-				root, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return nil, fail(err)
-				}
-				unix.Close(dir)
-				dir, dirName = root, "/"
-			}
-			names = append(split(target), names...)
-			continue
+		switch {
+		case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
+			err = w.follow(name)
+		case len(w.names) > 0:
+			err = w.enter(name)
+		default:
+			return w.open(name, &st, cred)
 		}
-		if len(names) > 0 {
-			// O_NOFOLLOW: a directory swapped for a link since the
-			// Fstatat is an error, not a way around the walk.
-			next, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return nil, fail(err)
-			}
-			unix.Close(dir)
-			dir, dirName = next, filepath.Join(dirName, name)
-			continue
-		}
-		if !regular(&st) {
-			return nil, &NotFileError{Path: path, What: what(&st)}
-		}
-		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, fail(err)
+			return nil, err
 		}
-		return opened(fd, path, cred)
 	}
 	// The path ends at a directory: "/", "." or "dir/..".
 	return nil, &NotFileError{Path: path, What: "a directory"}
+}
+
+// walk is openAs's way along a path: the directory walked to so far
+// (dirName its name for messages), the names still to walk, and how many
+// links it followed.
+type walk struct {
+	path    string
+	dir     int
+	dirName string
+	names   []string
+	links   int
+}
+
+func (w *walk) fail(err error) error { return &fs.PathError{Op: "open", Path: w.path, Err: err} }
+
+// follow reads the link name in the directory: the walk goes on along
+// its target, from the root for an absolute one.
+func (w *walk) follow(name string) error {
+	if w.links++; w.links > maxLinks {
+		return w.fail(syscall.ELOOP)
+	}
+	target, err := readlink(w.dir, name)
+	if err != nil {
+		return w.fail(err)
+	}
+	if filepath.IsAbs(target) {
+		root, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return w.fail(err)
+		}
+		unix.Close(w.dir)
+		w.dir, w.dirName = root, "/"
+	}
+	w.names = append(split(target), w.names...)
+	return nil
+}
+
+// enter steps into the directory name. O_NOFOLLOW: a directory swapped
+// for a link since the Fstatat is an error, not a way around the walk.
+func (w *walk) enter(name string) error {
+	next, err := unix.Openat(w.dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return w.fail(err)
+	}
+	unix.Close(w.dir)
+	w.dir, w.dirName = next, filepath.Join(w.dirName, name)
+	return nil
+}
+
+// open opens name, the end of the walk, whose Lstat is st, for cred.
+func (w *walk) open(name string, st *unix.Stat_t, cred *syscall.Credential) (*os.File, error) {
+	if !regular(st) {
+		return nil, &NotFileError{Path: w.path, What: what(st)}
+	}
+	fd, err := unix.Openat(w.dir, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, w.fail(err)
+	}
+	return opened(fd, w.path, cred)
 }
 
 // opened is the file fd, once it is seen to be a regular file that cred

@@ -18,85 +18,105 @@ var ErrOpenQuote = errors.New("a quote is not closed")
 // operator is expanded, so "a;b" and "$HOME" are words as written. An
 // unterminated quote is ErrOpenQuote; a line of blanks has no words.
 func SplitWords(line string) ([]string, error) {
-	const (
-		between = iota // between words
-		unquoted
-		single
-		double
-		comment
-	)
-	var (
-		words []string
-		word  []rune
-		state = between
-	)
-	r := []rune(line)
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		switch state {
-		case between, unquoted:
-			switch {
-			case c == ' ' || c == '\t' || c == '\n':
-				if state == unquoted {
-					words, word = append(words, string(word)), nil
-				}
-				state = between
-			case c == '#' && state == between:
-				state = comment
-			case c == '\'':
-				state = single
-			case c == '"':
-				state = double
-			case c == '\\':
-				if i+1 == len(r) {
-					// A backslash at the end stands for itself.
-					word = append(word, c)
-				} else if i++; r[i] != '\n' {
-					word = append(word, r[i])
-				} else if state == between {
-					// A backslash-newline between words joins nothing.
-					continue
-				}
-				state = unquoted
-			default:
-				word = append(word, c)
-				state = unquoted
-			}
-		case single:
+	s := splitter{r: []rune(line)}
+	for ; s.i < len(s.r); s.i++ {
+		switch c := s.r[s.i]; s.state {
+		case atBlank, inWord:
+			s.outside(c)
+		case inSingle:
 			if c == '\'' {
-				state = unquoted
+				s.state = inWord
 			} else {
-				word = append(word, c)
+				s.word = append(s.word, c)
 			}
-		case double:
-			switch {
-			case c == '"':
-				state = unquoted
-			case c == '\\' && i+1 == len(r):
+		case inDouble:
+			if !s.double(c) {
 				return nil, ErrOpenQuote
-			case c == '\\':
-				i++
-				switch r[i] {
-				case '\n':
-				case '$', '`', '"', '\\':
-					word = append(word, r[i])
-				default:
-					word = append(word, c, r[i])
-				}
-			default:
-				word = append(word, c)
 			}
-		case comment:
+		case inComment:
 			if c == '\n' {
-				state = between
+				s.state = atBlank
 			}
 		}
 	}
-	switch state {
-	case single, double:
+	switch s.state {
+	case inSingle, inDouble:
 		return nil, ErrOpenQuote
-	case unquoted:
-		words = append(words, string(word))
+	case inWord:
+		s.words = append(s.words, string(s.word))
 	}
-	return words, nil
+	return s.words, nil
+}
+
+// Where SplitWords stands in a line.
+const (
+	atBlank   = iota // between words
+	inWord           // in a word, outside quotes
+	inSingle         // within single quotes
+	inDouble         // within double quotes
+	inComment        // in a comment, to the end of the line
+)
+
+// splitter is SplitWords's reading of a line: the character it is at,
+// the words so far, the word being read, and where it stands.
+type splitter struct {
+	r     []rune
+	i     int
+	words []string
+	word  []rune
+	state int
+}
+
+// outside reads c, outside quotes: between words or in one.
+func (s *splitter) outside(c rune) {
+	switch {
+	case c == ' ' || c == '\t' || c == '\n':
+		if s.state == inWord {
+			s.words, s.word = append(s.words, string(s.word)), nil
+		}
+		s.state = atBlank
+	case c == '#' && s.state == atBlank:
+		s.state = inComment
+	case c == '\'':
+		s.state = inSingle
+	case c == '"':
+		s.state = inDouble
+	case c == '\\':
+		if s.i+1 == len(s.r) {
+			// A backslash at the end stands for itself.
+			s.word = append(s.word, c)
+		} else if s.i++; s.r[s.i] != '\n' {
+			s.word = append(s.word, s.r[s.i])
+		} else if s.state == atBlank {
+			// A backslash-newline between words joins nothing.
+			return
+		}
+		s.state = inWord
+	default:
+		s.word = append(s.word, c)
+		s.state = inWord
+	}
+}
+
+// double reads c within double quotes; false for a backslash that ends
+// the line, which leaves the quote open.
+func (s *splitter) double(c rune) bool {
+	switch {
+	case c == '"':
+		s.state = inWord
+	case c == '\\' && s.i+1 == len(s.r):
+		return false
+	case c == '\\':
+		s.i++
+		switch s.r[s.i] {
+		case '\n':
+		case '$', '`', '"', '\\':
+			s.word = append(s.word, s.r[s.i])
+		default:
+			s.word = append(s.word, c, s.r[s.i])
+		}
+	default:
+		s.word = append(s.word, c)
+	}
+	return true
 }

@@ -19,21 +19,14 @@ import (
 // averages to +Inf, which JSON cannot hold). The text in an answer is
 // made safe for a terminal here too (clean), so that no output has to.
 
-// The range of a node's interval that exopower takes: that of its own
-// --interval.
-const (
-	MinInterval = 10 * time.Millisecond
-	MaxInterval = time.Hour
-)
-
 // maxSamples bounds a span's windows: a billion of the shortest, 10 ms,
 // would take four months.
 const maxSamples = 1_000_000_000
 
 // checkInterval checks a node's interval, field naming it.
 func checkInterval(field string, v wire.Num) error {
-	if s := float64(v); !(s >= MinInterval.Seconds() && s <= MaxInterval.Seconds()) {
-		return fmt.Errorf("%s %v is out of the range exopower takes, %v to %v", field, s, MinInterval, MaxInterval)
+	if s := float64(v); !(s >= power.MinInterval.Seconds() && s <= power.MaxInterval.Seconds()) {
+		return fmt.Errorf("%s %v is out of the range exopower takes, %v to %v", field, s, power.MinInterval, power.MaxInterval)
 	}
 	return nil
 }

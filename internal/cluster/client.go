@@ -202,30 +202,12 @@ func answerStatus(what string, resp *http.Response) error {
 // window within silence, a line over 64 KiB or not as exopower serve
 // writes it.
 func (c *Client) Stream(ctx context.Context, head, silence time.Duration, f func(wire.SampleLine)) error {
-	const what = "GET /v1/windows"
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// One limit at a time: the answer's head, then each line. msg says
-	// which, for the error when it passes.
-	var fired atomic.Bool
-	var msg string
-	var timer *time.Timer
-	arm := func(why string, d time.Duration) {
-		msg = fmt.Sprintf("%s: %s within %v", what, why, d)
-		timer = time.AfterFunc(d, func() { fired.Store(true); cancel() })
-	}
-	arm("no answer", head)
-	defer func() { timer.Stop() }()
-	ended := func(err error) error {
-		switch {
-		case parent.Err() != nil:
-			return nil
-		case fired.Load():
-			return errors.New(msg)
-		}
-		return err
-	}
+	l := &streamLimit{parent: parent, cancel: cancel}
+	l.arm("no answer", head)
+	defer func() { l.timer.Stop() }()
 	req, err := c.request(ctx, http.MethodGet, "/v1/windows")
 	if err != nil {
 		return err
@@ -233,40 +215,72 @@ func (c *Client) Stream(ctx context.Context, head, silence time.Duration, f func
 	sent := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return ended(err)
+		return l.ended(err)
 	}
 	defer resp.Body.Close()
-	if err := answerStatus(what, resp); err != nil {
+	if err := answerStatus(streamWhat, resp); err != nil {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return notServe(what, fmt.Errorf("%d %s, where exopower serve answers 200", resp.StatusCode, http.StatusText(resp.StatusCode)))
+		return notServe(streamWhat, fmt.Errorf("%d %s, where exopower serve answers 200", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 4<<10), maxLine)
 	for {
-		if !timer.Stop() {
-			fired.Store(true)
-			return ended(nil)
+		if !l.timer.Stop() {
+			l.fired.Store(true)
+			return l.ended(nil)
 		}
-		arm("no window", silence)
+		l.arm("no window", silence)
 		if !sc.Scan() {
 			break
 		}
-		var l wire.SampleLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return notServe(what, err)
+		var line wire.SampleLine
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return notServe(streamWhat, err)
 		}
-		if err := checkLine(&l, time.Since(sent)); err != nil {
-			return notServe(what, err)
+		if err := checkLine(&line, time.Since(sent)); err != nil {
+			return notServe(streamWhat, err)
 		}
-		f(l)
+		f(line)
 	}
 	switch err := sc.Err(); {
 	case errors.Is(err, bufio.ErrTooLong):
-		return notServe(what, fmt.Errorf("a line over %d KiB, where exopower serve's are under 1 KiB", maxLine>>10))
+		return notServe(streamWhat, fmt.Errorf("a line over %d KiB, where exopower serve's are under 1 KiB", maxLine>>10))
 	case err != nil:
-		return ended(fmt.Errorf("%s: %w", what, err))
+		return l.ended(fmt.Errorf("%s: %w", streamWhat, err))
 	}
-	return ended(io.EOF)
+	return l.ended(io.EOF)
+}
+
+// streamWhat names Stream's request in its errors.
+const streamWhat = "GET /v1/windows"
+
+// streamLimit is Stream's one limit at a time: the answer's head, then
+// each line. When the limit armed passes, the stream's request is
+// cancelled, and msg says which limit it was.
+type streamLimit struct {
+	parent context.Context
+	cancel context.CancelFunc
+	fired  atomic.Bool
+	msg    string
+	timer  *time.Timer
+}
+
+// arm sets the limit d, why saying what did not come within it.
+func (l *streamLimit) arm(why string, d time.Duration) {
+	l.msg = fmt.Sprintf("%s: %s within %v", streamWhat, why, d)
+	l.timer = time.AfterFunc(d, func() { l.fired.Store(true); l.cancel() })
+}
+
+// ended is what the stream's end, err, comes to: nil when the caller's
+// context ended it, the limit's message when a limit passed.
+func (l *streamLimit) ended(err error) error {
+	switch {
+	case l.parent.Err() != nil:
+		return nil
+	case l.fired.Load():
+		return errors.New(l.msg)
+	}
+	return err
 }

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
@@ -65,7 +64,7 @@ type system struct {
 	get       func(ctx context.Context, url string) (*http.Response, error)
 }
 
-func liveSystem(open func() (ioreport.Library, error)) system {
+func liveSystem(open source.OpenIOReport) system {
 	name := "USERNAME"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
@@ -96,12 +95,12 @@ type check struct {
 }
 
 // Run checks that exopower can measure on this machine with the
-// powermetrics at path and with IOReport (opened by open; nil is
-// ioreport.Open), compares the two as root, and says whether an exopower
+// powermetrics at path and with IOReport (opened by open; nil is the
+// real one), compares the two as root, and says whether an exopower
 // serve answers at serveAddr. It writes a line per check, with the fixes
 // of each that failed, to s.Out, and fails with status 1 when a check
 // fails.
-func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open func() (ioreport.Library, error)) error {
+func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open source.OpenIOReport) error {
 	sys := liveSystem(open)
 	sys.serveAddr = serveAddr
 	return run(ctx, s, sys, path)
@@ -314,7 +313,7 @@ func describeAnswer(resp *http.Response, body []byte) string {
 // checkIOReport takes a test sample from IOReport and the SMC, which need
 // no root. Where they do not answer, powermetrics still measures: that is
 // information, not a failure.
-func checkIOReport(ctx context.Context, open func() (ioreport.Library, error)) check {
+func checkIOReport(ctx context.Context, open source.OpenIOReport) check {
 	c := check{name: "ioreport"}
 	interval := 200 * time.Millisecond
 	meter, err := source.Start(ctx, source.Options{Kind: source.IOReport, IOReport: open, Interval: interval})
@@ -354,7 +353,7 @@ const tolerance = 0.10
 // compareSources measures the same span with powermetrics and IOReport
 // at once, for d, and holds their CPU, GPU and ANE energies against each
 // other; it names the system's power beside the SoC's.
-func compareSources(ctx context.Context, path string, open func() (ioreport.Library, error), d time.Duration) check {
+func compareSources(ctx context.Context, path string, open source.OpenIOReport, d time.Duration) check {
 	c := check{name: "side by side"}
 	interval := 100 * time.Millisecond
 	pm, err := source.Start(ctx, source.Options{Kind: source.Powermetrics, Path: path, Interval: interval, Rerun: "exopower doctor"})

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -59,4 +60,30 @@ func SaveSummary(s *cli.Streams, sum *wire.Summary, path string, asJSON bool, cr
 	}
 	WriteText(s.Err, sum, NewStyles(s.Err, s.ErrTTY, s.Getenv))
 	return cli.Wrote(path, err, "the summary above was not saved; choose a path you can write to with -o")
+}
+
+// Export is one of a report's files: its path ("" none, - stdout) and
+// what writes it.
+type Export struct {
+	Path  string
+	Write func(io.Writer) error
+}
+
+// WriteExports writes a report's exports after the report's own output,
+// whose error is err, each file as the user cred (nil: exopower itself),
+// and fails with every error but a reader of stdout gone away.
+func WriteExports(s *cli.Streams, cred *syscall.Credential, err error, exports []Export) error {
+	for _, e := range exports {
+		switch e.Path {
+		case "":
+		case "-":
+			err = errors.Join(err, cli.Wrote("stdout", e.Write(s.Out)))
+		default:
+			err = errors.Join(err, cli.Wrote(e.Path, WriteFile(e.Path, e.Write, cred)))
+		}
+	}
+	if err != nil && !cli.BrokenPipe(err) {
+		return cli.Fail(err)
+	}
+	return nil
 }

@@ -35,6 +35,16 @@ func (v Values) Of(r Rail) float64 { return [...]float64{v.CPU, v.GPU, v.ANE, v.
 // Has says whether c reported the rail.
 func (c Reported) Has(r Rail) bool { return [...]bool{c.CPU, c.GPU, c.ANE, c.DRAM, c.System}[r] }
 
+// The range of a sample interval that exopower takes, of its own
+// --interval and of a node's. powermetrics samples no faster than every
+// 10 ms and takes whole milliseconds; an hour is already far longer than
+// any window worth reading live, and the bound keeps every sum of
+// intervals (the waits for a first and a last window) far from overflow.
+const (
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Hour
+)
+
 // MaxWindow bounds a window's length. A window can be long when the Mac
 // slept, but a week-long window is a broken reading, and its energy,
 // whatever it is, cannot be placed in it.

@@ -99,26 +99,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if t.Windows > 0 {
 		gauge(c.lastSample, float64(t.LastArrival.UnixNano())/1e9)
 	}
-	if t.Windows > 0 && c.s.cfg.Now().Sub(t.LastArrival) <= c.s.stale() {
-		// Before the first window there is no power to tell, and once
-		// the source has been silent past the stale bound the last power
-		// is not now's: no gauge rather than a value that was never
-		// measured, or is long gone (Prometheus marks the series stale).
-		// The window's power as a power now: a batch of counters that
-		// landed in it at its power over the time it accrued, not over
-		// the window alone.
-		p := t.Last.Peak
-		for i, v := range []float64{p.CPU, p.GPU, p.ANE} {
-			gauge(c.power, v, components[i])
-		}
-		gauge(c.socPower, p.Total)
-		if t.Has.DRAM {
-			gauge(c.dramPower, p.DRAM)
-		}
-		if t.Has.System {
-			gauge(c.systemPower, p.System)
-		}
-	}
+	c.collectPower(ch, &t)
 	counter(c.covered, t.Covered.Seconds())
 	counter(c.samples, float64(t.Windows))
 	for _, r := range c.s.cfg.Reasons {
@@ -133,6 +114,34 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.s.mu.Unlock()
 	gauge(c.open, float64(open))
 	gauge(c.streams, float64(streams))
+}
+
+// collectPower gives the power now, where there is a power to tell.
+func (c *collector) collectPower(ch chan<- prometheus.Metric, t *sampler.StreamTotals) {
+	// Before the first window there is no power to tell, and once the
+	// source has been silent past the stale bound the last power is not
+	// now's: no gauge rather than a value that was never measured, or is
+	// long gone (Prometheus marks the series stale).
+	if t.Windows == 0 || c.s.cfg.Now().Sub(t.LastArrival) > c.s.stale() {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	// The window's power as a power now: a batch of counters that landed
+	// in it at its power over the time it accrued, not over the window
+	// alone.
+	p := t.Last.Peak
+	for i, v := range []float64{p.CPU, p.GPU, p.ANE} {
+		gauge(c.power, v, components[i])
+	}
+	gauge(c.socPower, p.Total)
+	if t.Has.DRAM {
+		gauge(c.dramPower, p.DRAM)
+	}
+	if t.Has.System {
+		gauge(c.systemPower, p.System)
+	}
 }
 
 // collectRails gives each rail's health, where the source reports the
