@@ -284,28 +284,34 @@ func AppendNum(dst []byte, n Num) ([]byte, error) {
 	}
 	// Those digits, trailing zeros gone, are the shortest decimal of the
 	// float nearest them: two decimals of at most 12 digits are never as
-	// near as two floats. Written in plain decimal.
+	// near as two floats.
+	return appendPlain(dst, neg, digits, exp), nil
+}
+
+// appendPlain writes the number of digits d.ddd... times 10^exp in plain
+// decimal.
+func appendPlain(dst []byte, neg bool, digits []byte, exp int) []byte {
 	if neg {
 		dst = append(dst, '-')
 	}
 	switch {
 	case digits[0] == '0':
-		return append(dst, '0'), nil
+		return append(dst, '0')
 	case exp < 0:
 		dst = append(dst, "0."...)
 		for range -exp - 1 {
 			dst = append(dst, '0')
 		}
-		return append(dst, digits...), nil
+		return append(dst, digits...)
 	case len(digits) <= exp+1:
 		dst = append(dst, digits...)
 		for range exp + 1 - len(digits) {
 			dst = append(dst, '0')
 		}
-		return dst, nil
+		return dst
 	default:
 		dst = append(dst, digits[:exp+1]...)
-		return append(append(dst, '.'), digits[exp+1:]...), nil
+		return append(append(dst, '.'), digits[exp+1:]...)
 	}
 }
 
