@@ -106,17 +106,25 @@ func TestLLMJoulesPerTokenOfEachPhase(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	power := phaseTruth(t, cfg.Overrides)
+	// The net figures' truth between the edges the client saw, and the
+	// server's own: on a loaded machine the client sees a phase's edges
+	// late by some milliseconds, which the net (a difference) magnifies.
+	var seenOut, seenPrompt float64
 	for _, q := range res.Requests {
 		sent, first, last := requestEdges(t, q)
 		within(t, "prefill", float64(q.Prefill.EnergyJoules), power.Energy(sent, first).Total(), 1)
 		within(t, "decode", float64(q.Decode.EnergyJoules), power.Energy(first, last).Total(), 1)
+		seenPrompt += (power.Energy(sent, first).Total() - idleWatts.Total()*first.Sub(sent).Seconds()) / 64 / 4
+		seenOut += (power.Energy(first, last).Total() - idleWatts.Total()*last.Sub(first).Seconds()) / 15 / 4
 		if q.Overlapped || q.TokensFrom != "usage" || q.CompletionTokens != 16 || q.PromptTokens == nil || *q.PromptTokens != 64 {
 			t.Errorf("request %d: overlapped %v, tokens from %s, %d out, %v in", q.Index, q.Overlapped, q.TokensFrom, q.CompletionTokens, q.PromptTokens)
 		}
 	}
 	soc := res.Figures.SoC
-	within(t, "net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 1)
-	within(t, "net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/64, 1)
+	within(t, "net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), seenOut, 1)
+	within(t, "net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), seenPrompt, 1)
+	within(t, "net J per output token, the server's", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 3)
+	within(t, "net J per prompt token, the server's", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/64, 3)
 	within(t, "idle power", float64(rep.Baseline.PowerWatts), idleWatts.Total(), 0.5)
 	var seen []fakellm.Seen
 	for _, s := range srv.Requests() {
@@ -170,9 +178,12 @@ func TestLLMConcurrencyKeepsTheRunExactAndSaysWhatIsEstimated(t *testing.T) {
 	// does: the others wait in its queue, and each request's estimate is
 	// its own phases', not a share of the one being served (the first
 	// request, to an idle server, shows how long a prefill takes).
+	// 1.5 % and 1.8 % off on a quiet machine; the edges the estimate
+	// rests on come late under load (3.6 % seen with the machine's
+	// two cores busy with other builds).
 	soc := res.Figures.SoC
-	within(t, "estimated net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 3)
-	within(t, "estimated net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/32, 3)
+	within(t, "estimated net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 5)
+	within(t, "estimated net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/32, 5)
 }
 
 // What a server does wrong is said, with its own message, and every
