@@ -1,0 +1,182 @@
+// Command cpu-bench measures exopower watch's CPU as a ratio to the least
+// a live meter can do (scripts/read-floor), on one source, on a shared and
+// noisy machine, precisely enough to tell a change of 10 %.
+//
+// A round runs each consumer in turn, alone, on a source of its own at the
+// same interval: exopower watch --json, the floor, and, with -vs, a second
+// exopower build. Each one's CPU is read from /proc/PID/task/*/schedstat
+// (the kernel's run time of each of its threads, in ns: no perf needed,
+// nothing added to the process measured) when it writes its -skip-th line
+// and again at its (-skip + -windows)-th, so that start-up and exit are
+// left out, and divided by the windows in between. The ratio to the floor
+// is taken within each round, a minute or less apart, where the machine
+// was much the same for both; the order of the consumers turns from round
+// to round, so that none is always first after a pause. Reported: the
+// median of the rounds' ratios, the interval that holds the true median at
+// 95 % or more (order statistics, which assume no shape of the noise), and
+// the extremes.
+//
+// Usage:
+//
+//	cpu-bench -source powermetrics -exopower BIN -fake FAKE -floor FLOOR [flags]
+//	cpu-bench -source ioreport -exopower TESTBIN -floor FLOOR [flags]
+//
+// With -source ioreport, -exopower is cmd/exopower's test binary (go test
+// -c), which runs as exopower when its argv[0] is exopower and reads the
+// fake IOReport when EXOPOWER_FAKE_IOREPORT is set.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	source, exopower, vs, fake, floor, layout string
+	interval                                  time.Duration
+	rounds, windows, skip                     int
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.source, "source", "powermetrics", "powermetrics (through -fake) or ioreport (its fake)")
+	flag.StringVar(&c.exopower, "exopower", "", "the exopower binary (with -source ioreport: cmd/exopower's test binary)")
+	flag.StringVar(&c.vs, "vs", "", "a second exopower build, measured as a third consumer and against the first")
+	flag.StringVar(&c.fake, "fake", "", "the fake powermetrics (scripts/fake-powermetrics)")
+	flag.StringVar(&c.floor, "floor", "", "scripts/read-floor")
+	flag.StringVar(&c.layout, "layout", "m1", "the fake's chip (FAKEPM_LAYOUT): m1, pro or ultra")
+	flag.DurationVar(&c.interval, "interval", 20*time.Millisecond, "the source's interval")
+	flag.IntVar(&c.rounds, "rounds", 10, "rounds")
+	flag.IntVar(&c.windows, "windows", 250, "windows measured in each run")
+	flag.IntVar(&c.skip, "skip", 20, "windows left out at the start of each run")
+	flag.Parse()
+	if err := run(c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "cpu-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config, out io.Writer) error {
+	consumers, err := c.consumers()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s, %d rounds of %d windows at %v (after %d left out), %s\n",
+		c.source, c.rounds, c.windows, c.interval, c.skip, c.layoutWords())
+	perWindow := make([][]float64, len(consumers)) // ns of CPU a window, by consumer, by round
+	for r := range c.rounds {
+		for k := range consumers {
+			i := (k + r) % len(consumers)
+			ns, err := measure(consumers[i], c.skip, c.windows)
+			if err != nil {
+				return fmt.Errorf("%s: %w", consumers[i].name, err)
+			}
+			perWindow[i] = append(perWindow[i], ns)
+		}
+	}
+	report(out, consumers, perWindow)
+	return nil
+}
+
+// layoutWords says which documents the fake wrote.
+func layoutWords(source, layout string) string {
+	if source == "ioreport" {
+		return "the fake IOReport"
+	}
+	return "the fake powermetrics's " + layout + " documents"
+}
+
+func (c config) layoutWords() string { return layoutWords(c.source, c.layout) }
+
+// consumer is a process to measure: the first is always the floor.
+type consumer struct {
+	name string
+	cmd  func() *exec.Cmd
+}
+
+// consumers are the floor, exopower watch and, with -vs, the second build.
+func (c config) consumers() ([]consumer, error) {
+	if c.exopower == "" || c.floor == "" || (c.source == "powermetrics" && c.fake == "") {
+		return nil, fmt.Errorf("-exopower, -floor and (with -source powermetrics) -fake are needed")
+	}
+	ms := fmt.Sprint(c.interval.Milliseconds())
+	env := append(os.Environ(), "FAKEPM_PROFILE=0=8,3,0.5", "FAKEPM_LAYOUT="+c.layout)
+	var floorArgs, watchArgs []string
+	switch c.source {
+	case "powermetrics":
+		// The floor starts the fake with the arguments exopower gives
+		// powermetrics, and exopower starts it as powermetrics.
+		floorArgs = append([]string{c.fake}, "-f", "plist", "-b", "0", "-i", ms, "-s", "cpu_power,gpu_power,thermal")
+		watchArgs = []string{"watch", "-i", ms + "ms", "--json"}
+		env = append(env, "EXOPOWER_POWERMETRICS="+c.fake, "SUDO_UID=0", "SUDO_GID=0")
+	case "ioreport":
+		floorArgs = []string{"-ioreport", ms + "ms"}
+		watchArgs = []string{"watch", "--source", "ioreport", "-i", ms + "ms", "--json"}
+		env = append(env, "EXOPOWER_FAKE_IOREPORT=1")
+	default:
+		return nil, fmt.Errorf("-source %q: want powermetrics or ioreport", c.source)
+	}
+	mk := func(bin string, args []string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(bin, args...)
+			if c.source == "ioreport" && bin != c.floor {
+				cmd.Args[0] = "exopower" // the test binary runs as exopower by this name
+			}
+			cmd.Env = env
+			return cmd
+		}
+	}
+	cs := []consumer{{"read-floor (the floor)", mk(c.floor, floorArgs)}, {"exopower watch", mk(c.exopower, watchArgs)}}
+	if c.vs != "" {
+		cs = append(cs, consumer{"exopower watch (-vs)", mk(c.vs, watchArgs)})
+	}
+	return cs, nil
+}
+
+// report prints each consumer's CPU a window and its ratio to the floor
+// (and, with -vs, the second build's to the first).
+func report(out io.Writer, cs []consumer, perWindow [][]float64) {
+	fmt.Fprintf(out, "%-24s %22s  %s\n", "", "µs a window", "ratio: median [95% interval of the median] (min-max)")
+	for i, c := range cs {
+		us := spreadOf(scale(perWindow[i], 1e-3))
+		fmt.Fprintf(out, "%-24s %7.1f (%5.1f-%5.1f)", c.name, us.median, us.min, us.max)
+		if i > 0 {
+			fmt.Fprintf(out, "  x the floor %s", ratioWords(ratios(perWindow[i], perWindow[0])))
+		}
+		fmt.Fprintln(out)
+	}
+	if len(cs) == 3 {
+		fmt.Fprintf(out, "%-24s %22s  x the first build %s\n", cs[2].name, "", ratioWords(ratios(perWindow[2], perWindow[1])))
+	}
+}
+
+func ratioWords(rs []float64) string {
+	s := spreadOf(rs)
+	interval := fmt.Sprintf("[%.3f-%.3f at %.1f%%]", s.lo, s.hi, 100*s.coverage)
+	if s.coverage == 0 {
+		interval = "[too few rounds for 95%]"
+	}
+	return fmt.Sprintf("%.3f %s (%.3f-%.3f)", s.median, interval, s.min, s.max)
+}
+
+// ratios are a[i]/b[i].
+func ratios(a, b []float64) []float64 {
+	rs := make([]float64, len(a))
+	for i := range a {
+		rs[i] = a[i] / b[i]
+	}
+	return rs
+}
+
+func scale(xs []float64, k float64) []float64 {
+	s := make([]float64, len(xs))
+	for i, x := range xs {
+		s[i] = x * k
+	}
+	return s
+}
