@@ -11,9 +11,15 @@ import (
 	"syscall"
 )
 
+// block is how many windows each reading of a run's CPU covers.
+const block = 10
+
 // measure runs a consumer until it has written skip+windows lines and
-// returns its CPU time a line, in ns, between its skip-th line and its
-// last: each line is a window, on every consumer.
+// returns its CPU time a line, in ns, after its skip-th line: each line is
+// a window, on every consumer. The CPU is read every block lines and the
+// median of the blocks taken, so that a burst of the machine's other work
+// in a run, which makes every process on it slower for a while, moves the
+// run's figure little.
 func measure(c consumer, skip, windows int) (float64, error) {
 	cmd := c.cmd()
 	// Its own process group, so that what it started goes with it.
@@ -33,19 +39,22 @@ func measure(c consumer, skip, windows int) (float64, error) {
 	}()
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var before int64
+	var blocks []float64
+	var last int64
 	for n := 1; sc.Scan(); n++ {
-		switch n {
-		case skip:
-			if before, err = cpuNS(cmd.Process.Pid); err != nil {
-				return 0, err
-			}
-		case skip + windows:
-			after, err := cpuNS(cmd.Process.Pid)
-			if err != nil {
-				return 0, err
-			}
-			return float64(after-before) / float64(windows), nil
+		if n < skip || (n-skip)%block != 0 {
+			continue
+		}
+		ns, err := cpuNS(cmd.Process.Pid)
+		if err != nil {
+			return 0, err
+		}
+		if n > skip {
+			blocks = append(blocks, float64(ns-last)/block)
+		}
+		last = ns
+		if n == skip+windows {
+			return spreadOf(blocks).median, nil
 		}
 	}
 	// Its stderr is complete only once it has exited.
