@@ -2,19 +2,29 @@
 // a live meter can do (scripts/read-floor), on one source, on a shared and
 // noisy machine, precisely enough to tell a change of 10 %.
 //
-// A round runs each consumer in turn, alone, on a source of its own at the
-// same interval: exopower watch --json, the floor, and, with -vs, a second
-// exopower build. Each one's CPU is read from /proc/PID/task/*/schedstat
-// (the kernel's run time of each of its threads, in ns: no perf needed,
-// nothing added to the process measured) when it writes its -skip-th line
-// and again at its (-skip + -windows)-th, so that start-up and exit are
-// left out, and divided by the windows in between. The ratio to the floor
-// is taken within each round, a minute or less apart, where the machine
-// was much the same for both; the order of the consumers turns from round
-// to round, so that none is always first after a pause. Reported: the
-// median of the rounds' ratios, the interval that holds the true median at
-// 95 % or more (order statistics, which assume no shape of the noise), and
-// the extremes.
+// Each consumer reads a source of its own at the same interval: the floor,
+// exopower watch --json and, with -vs, a second exopower build. Each one's
+// CPU is read from /proc/PID/task/*/schedstat (the kernel's run time of
+// each of its threads, in ns: no perf needed, nothing added to the process
+// measured) after its first -skip windows and again -windows later, so
+// that start-up and exit are left out, and divided by the lines it wrote
+// meanwhile: a line is a window, on every consumer.
+//
+// A round runs the consumers at once, their starts spread over an interval
+// (in a turning order) so that their wake-ups interleave rather than fall
+// together, and reads all of them at the same instants: the ratio to the
+// floor is taken block by block, over the same 10 windows of time, where
+// the machine was the same for both, and the round's ratio is the median
+// of its blocks'. A burst of other work on a shared machine slows every
+// process on it for a while; paired this closely, it moves the ratio
+// little. With -in-turn the consumers run one after the other instead
+// (the ratio of adjacent runs), which measured too noisy here to tell
+// 10 %, and is kept for machines where they disturb each other.
+//
+// Reported: the median of the rounds' ratios, the interval that holds the
+// true median at 95 % or more (order statistics, which assume no shape of
+// the noise), and the extremes. With -vs, the second build's ratio to the
+// first too: against a build of the same code it should hold 1.
 //
 // Usage:
 //
@@ -40,6 +50,7 @@ type config struct {
 	source, exopower, vs, fake, floor, layout string
 	interval                                  time.Duration
 	rounds, windows, skip                     int
+	inTurn                                    bool
 }
 
 func main() {
@@ -54,6 +65,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 10, "rounds")
 	flag.IntVar(&c.windows, "windows", 250, "windows measured in each run")
 	flag.IntVar(&c.skip, "skip", 20, "windows left out at the start of each run")
+	flag.BoolVar(&c.inTurn, "in-turn", false, "run the consumers of a round one after the other, not at once")
 	flag.Parse()
 	if err := run(c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "cpu-bench:", err)
@@ -68,19 +80,45 @@ func run(c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s, %d rounds of %d windows at %v (after %d left out), %s\n",
 		c.source, c.rounds, c.windows, c.interval, c.skip, c.layoutWords())
-	perWindow := make([][]float64, len(consumers)) // ns of CPU a window, by consumer, by round
+	var rounds []round
 	for r := range c.rounds {
-		for k := range consumers {
-			i := (k + r) % len(consumers)
-			ns, err := measure(consumers[i], c.skip, c.windows)
+		rd, err := c.round(consumers, r)
+		if err != nil {
+			return err
+		}
+		rounds = append(rounds, rd)
+	}
+	report(out, consumers, rounds)
+	return nil
+}
+
+// round is what one round measured: each consumer's CPU a window, in ns,
+// and each one's ratio to the floor (the first consumer), by consumer.
+type round struct{ perWindow, ratio []float64 }
+
+// round runs one round: all consumers at once, the r-th started first,
+// or with -in-turn each consumer in turn, the r-th first.
+func (c config) round(cs []consumer, r int) (round, error) {
+	rd := round{perWindow: make([]float64, len(cs)), ratio: make([]float64, len(cs))}
+	if !c.inTurn {
+		var err error
+		if rd.perWindow, err = measureTogether(cs, r, c.skip, c.windows, c.interval); err != nil {
+			return rd, err
+		}
+	} else {
+		for k := range cs {
+			i := (k + r) % len(cs)
+			ns, err := measure(cs[i], c.skip, c.windows)
 			if err != nil {
-				return fmt.Errorf("%s: %w", consumers[i].name, err)
+				return rd, fmt.Errorf("%s: %w", cs[i].name, err)
 			}
-			perWindow[i] = append(perWindow[i], ns)
+			rd.perWindow[i] = ns
 		}
 	}
-	report(out, consumers, perWindow)
-	return nil
+	for i := range cs {
+		rd.ratio[i] = rd.perWindow[i] / rd.perWindow[0]
+	}
+	return rd, nil
 }
 
 // layoutWords says which documents the fake wrote.
@@ -140,18 +178,26 @@ func (c config) consumers() ([]consumer, error) {
 
 // report prints each consumer's CPU a window and its ratio to the floor
 // (and, with -vs, the second build's to the first).
-func report(out io.Writer, cs []consumer, perWindow [][]float64) {
+func report(out io.Writer, cs []consumer, rounds []round) {
+	column := func(f func(round) float64) []float64 {
+		xs := make([]float64, len(rounds))
+		for r, rd := range rounds {
+			xs[r] = f(rd)
+		}
+		return xs
+	}
 	fmt.Fprintf(out, "%-24s %22s  %s\n", "", "µs a window", "ratio: median [95% interval of the median] (min-max)")
 	for i, c := range cs {
-		us := spreadOf(scale(perWindow[i], 1e-3))
+		us := spreadOf(column(func(rd round) float64 { return rd.perWindow[i] / 1e3 }))
 		fmt.Fprintf(out, "%-24s %7.1f (%5.1f-%5.1f)", c.name, us.median, us.min, us.max)
 		if i > 0 {
-			fmt.Fprintf(out, "  x the floor %s", ratioWords(ratios(perWindow[i], perWindow[0])))
+			fmt.Fprintf(out, "  x the floor %s", ratioWords(column(func(rd round) float64 { return rd.ratio[i] })))
 		}
 		fmt.Fprintln(out)
 	}
 	if len(cs) == 3 {
-		fmt.Fprintf(out, "%-24s %22s  x the first build %s\n", cs[2].name, "", ratioWords(ratios(perWindow[2], perWindow[1])))
+		vs := column(func(rd round) float64 { return rd.ratio[2] / rd.ratio[1] })
+		fmt.Fprintf(out, "%-24s %22s  x the first build %s\n", cs[2].name, "", ratioWords(vs))
 	}
 }
 
@@ -171,12 +217,4 @@ func ratios(a, b []float64) []float64 {
 		rs[i] = a[i] / b[i]
 	}
 	return rs
-}
-
-func scale(xs []float64, k float64) []float64 {
-	s := make([]float64, len(xs))
-	for i, x := range xs {
-		s[i] = x * k
-	}
-	return s
 }
