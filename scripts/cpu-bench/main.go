@@ -209,12 +209,3 @@ func ratioWords(rs []float64) string {
 	}
 	return fmt.Sprintf("%.3f %s (%.3f-%.3f)", s.median, interval, s.min, s.max)
 }
-
-// ratios are a[i]/b[i].
-func ratios(a, b []float64) []float64 {
-	rs := make([]float64, len(a))
-	for i := range a {
-		rs[i] = a[i] / b[i]
-	}
-	return rs
-}
