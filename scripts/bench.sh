@@ -12,7 +12,7 @@
 # Usage: scripts/bench.sh [BENCHTIME]   (default 1s; go test -benchtime)
 #        scripts/bench.sh --cpu         (the CPU against the floor only)
 # BENCH_ROUNDS, BENCH_WINDOWS and BENCH_INTERVAL set the CPU comparison's
-# rounds (10), their windows (200) and the interval (20ms); BENCH_LAYOUT
+# rounds (30), their windows (200) and the interval (20ms); BENCH_LAYOUT
 # the fake's chip (m1, the commonest Mac; ultra, the largest documents).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,12 +77,12 @@ echo "== exopower watch's CPU a window against the least a live meter does (scri
 # work of measuring well. cpu-bench runs both at once, each on its own
 # source, and takes the ratio over the same blocks of 10 windows; rounds
 # of BENCH_WINDOWS windows (200) at BENCH_INTERVAL (20ms), BENCH_ROUNDS
-# of them (10); BENCH_VS names a second exopower build to measure beside
+# of them (30: fewer cannot tell 10 %); BENCH_VS names a second exopower build to measure beside
 # this one (and, for IOReport, BENCH_VS_TEST its test binary).
 go build -o "$tmp/read-floor" ./scripts/read-floor
 go build -o "$tmp/cpu-bench" ./scripts/cpu-bench
 go test -c -o "$tmp/exopower.test" ./cmd/exopower
-cpu_args=(-rounds "${BENCH_ROUNDS:-10}" -windows "${BENCH_WINDOWS:-200}" -interval "${BENCH_INTERVAL:-20ms}" -floor "$tmp/read-floor")
+cpu_args=(-rounds "${BENCH_ROUNDS:-30}" -windows "${BENCH_WINDOWS:-200}" -interval "${BENCH_INTERVAL:-20ms}" -floor "$tmp/read-floor")
 if ! [ -r /proc/self/schedstat ]; then
   echo "skipped: needs Linux's /proc/PID/task/*/schedstat"
 else

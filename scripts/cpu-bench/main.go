@@ -62,7 +62,7 @@ func main() {
 	flag.StringVar(&c.floor, "floor", "", "scripts/read-floor")
 	flag.StringVar(&c.layout, "layout", "m1", "the fake's chip (FAKEPM_LAYOUT): m1, pro or ultra")
 	flag.DurationVar(&c.interval, "interval", 20*time.Millisecond, "the source's interval")
-	flag.IntVar(&c.rounds, "rounds", 10, "rounds")
+	flag.IntVar(&c.rounds, "rounds", 30, "rounds (30 or so tell a change of 10 % on a shared machine)")
 	flag.IntVar(&c.windows, "windows", 250, "windows measured in each run")
 	flag.IntVar(&c.skip, "skip", 20, "windows left out at the start of each run")
 	flag.BoolVar(&c.inTurn, "in-turn", false, "run the consumers of a round one after the other, not at once")
