@@ -5,15 +5,15 @@
 #     and (where python3 exists) Python's plistlib, on the same bytes;
 #   - the integrator and the whole pipeline (decoder + sampler) per sample;
 #   - memory over 1,000,000 windows;
-#   - exopower's own CPU while it samples every 100 ms, as a ratio to a
-#     floor: a Go program that only reads the same stream the same way
-#     (scripts/read-floor);
+#   - exopower watch's own CPU, as a ratio to the least a live meter
+#     does (scripts/read-floor), on powermetrics (the fake) and on IOReport
+#     (the fake, in cmd/exopower's test binary) (scripts/cpu-bench);
 #   - the time from the command's exit to exopower's exit.
 # Usage: scripts/bench.sh [BENCHTIME]   (default 1s; go test -benchtime)
 #        scripts/bench.sh --cpu         (the CPU against the floor only)
-# BENCH_ROUNDS and BENCH_SECONDS set the CPU comparison's rounds (7) and
-# their length (10 s); BENCH_LAYOUT the fake's chip (ultra, the largest
-# documents; m1, the commonest Mac).
+# BENCH_ROUNDS, BENCH_WINDOWS and BENCH_INTERVAL set the CPU comparison's
+# rounds (30), their windows (200) and the interval (20ms); BENCH_LAYOUT
+# the fake's chip (m1, the commonest Mac; ultra, the largest documents).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cpu_only=false
@@ -71,95 +71,26 @@ go test -run '^$' -bench '^BenchmarkMillionWindows$' -benchtime 1x ./internal/sa
 fi # ! $cpu_only
 
 echo
-rounds=${BENCH_ROUNDS:-7} secs=${BENCH_SECONDS:-10} layout=${BENCH_LAYOUT:-ultra}
-echo "== CPU while reading a stream of the fake's $layout layout at 100 ms, against the floor ($rounds rounds of $secs s)"
-# The floor (scripts/read-floor) reads the stream as exopower does, on one
-# P, through the poller, 64 KiB at a time, and does nothing else: what
-# exopower spends beyond it is its own work, decoding, integrating and
-# printing; the cost of waking a Go program for each sample is in both.
-#
-# A virtual machine's CPU figures drift by tens of percent from one minute
-# to the next, so every round runs all the consumers at once, each on its
-# own fake powermetrics (the same seed and a constant power: the same
-# windows and documents for all, started 20 ms apart so that their
-# wake-ups do not collide), and reads the CPU time of
-# each over the same $secs s: the kernel's run time of each of its
-# threads (/proc/PID/task/*/schedstat, in ns), which needs no perf, adds
-# nothing to the process measured, and leaves start-up and exit out. A
-# ratio is taken within each round, where the machine was the same for
-# all, and the median of the rounds is reported with their spread. The
-# samples in a round are the bytes the floor read over the size of a
-# document (the documents of one layout differ by a few bytes).
+echo "== exopower watch's CPU a window against the least a live meter does (scripts/cpu-bench)"
+# scripts/read-floor reads the same source, pulls four numbers from each
+# reading and writes a JSON line: what exopower spends beyond it is the
+# work of measuring well. cpu-bench runs both at once, each on its own
+# source, and takes the ratio over the same blocks of 10 windows; rounds
+# of BENCH_WINDOWS windows (200) at BENCH_INTERVAL (20ms), BENCH_ROUNDS
+# of them (30: fewer cannot tell 10 %); BENCH_VS names a second exopower build to measure beside
+# this one (and, for IOReport, BENCH_VS_TEST its test binary).
 go build -o "$tmp/read-floor" ./scripts/read-floor
-export FAKEPM_PROFILE=0=8,3,0.5
-docsize=$(FAKEPM_OFFLINE=1 FAKEPM_LAYOUT=$layout "$tmp/fake-powermetrics" -f plist -n 100 2>/dev/null | wc -c | awk '{print $1 / 100}')
-cpu_now() { # PID: its CPU time so far in ns, all threads, and its context switches
-  awk 'FNR == 1 && FILENAME ~ /schedstat$/ {ns += $1} /ctxt_switches/ {cs += $2} END {print ns + 0, cs + 0}' \
-    /proc/"$1"/task/*/schedstat /proc/"$1"/task/*/status 2>/dev/null || true
-}
-read_bytes() { awk '$1 == "rchar:" {print $2}' /proc/"$1"/io; }
-consumers=(floor cat watch run)
-one_round() {
-  local -A pid before
-  local name
-  for name in "${consumers[@]}"; do
-    case $name in
-      run)
-        SUDO_UID=0 EXOPOWER_POWERMETRICS="$tmp/fake-powermetrics" FAKEPM_LAYOUT=$layout \
-          "$tmp/exopower" run -i 100ms -o "$tmp/run.json" -- sleep $((secs + 3)) 2>/dev/null &
-        ;;
-      *)
-        local consumer=("$tmp/read-floor")
-        [ "$name" = cat ] && consumer=(cat)
-        [ "$name" = watch ] && consumer=("$tmp/exopower" watch --from -)
-        FAKEPM_LAYOUT=$layout FAKEPM_PIDFILE="$tmp/fake.$name" "$tmp/fake-powermetrics" -f plist -i 100 2>/dev/null |
-          "${consumer[@]}" >/dev/null 2>&1 &
-        ;;
-    esac
-    pid[$name]=$!
-    sleep 0.02
-  done
-  sleep 2
-  local read0; read0=$(read_bytes "${pid[floor]}")
-  for name in "${consumers[@]}"; do before[$name]=$(cpu_now "${pid[$name]}"); done
-  sleep "$secs"
-  local read1; read1=$(read_bytes "${pid[floor]}")
-  for name in "${consumers[@]}"; do
-    # ns, switches, samples (the same windows for all, give or take the
-    # one at either edge)
-    echo "$(cpu_now "${pid[$name]}") ${before[$name]}" |
-      awk -v b=$((read1 - read0)) -v d="$docsize" '{print $1 - $3, $2 - $4, b / d}' >>"$tmp/cpu.$name"
-  done
-  for name in "${consumers[@]}"; do
-    if [ -f "$tmp/fake.$name" ]; then kill "$(cat "$tmp/fake.$name")" 2>/dev/null || true; fi
-    rm -f "$tmp/fake.$name"
-  done
-  for name in "${consumers[@]}"; do wait "${pid[$name]}" || true; done
-}
+go build -o "$tmp/cpu-bench" ./scripts/cpu-bench
+go test -c -o "$tmp/exopower.test" ./cmd/exopower
+cpu_args=(-rounds "${BENCH_ROUNDS:-30}" -windows "${BENCH_WINDOWS:-200}" -interval "${BENCH_INTERVAL:-20ms}" -floor "$tmp/read-floor")
 if ! [ -r /proc/self/schedstat ]; then
   echo "skipped: needs Linux's /proc/PID/task/*/schedstat"
 else
-  rm -f "$tmp"/cpu.*
-  for _ in $(seq "$rounds"); do one_round; done
-  median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-  echo "(medians of the rounds; CPU in each round's $secs s; the ratio to the floor within each round, and its range)"
-  printf '%-24s %8s %9s %10s %10s  %s\n' process "CPU ms" "of a core" "µs/sample" "switches" "x the floor"
-  for name in "${consumers[@]}"; do
-    label=$name
-    case $name in
-      floor) label="read-floor (the floor)" ;;
-      watch) label="exopower watch --from -" ;;
-      run) label="exopower run -- sleep" ;;
-    esac
-    ms=$(awk '{print $1 / 1e6}' "$tmp/cpu.$name" | median)
-    us=$(awk '{print $1 / 1e3 / $3}' "$tmp/cpu.$name" | median)
-    cs=$(awk '{print $2 / $3}' "$tmp/cpu.$name" | median)
-    ratios=$(paste -d' ' "$tmp/cpu.$name" "$tmp/cpu.floor" | awk '{print $1 / $4}')
-    printf '%-24s %8.1f %8.3f%% %10.1f %10.1f  %.2fx (%.2f-%.2f)\n' "$label" "$ms" "$(awk -v m="$ms" -v s="$secs" 'BEGIN {print m / s / 10}')" \
-      "$us" "$cs" "$(echo "$ratios" | median)" "$(echo "$ratios" | sort -g | head -1)" "$(echo "$ratios" | sort -g | tail -1)"
-  done
+  "$tmp/cpu-bench" "${cpu_args[@]}" -source powermetrics -layout "${BENCH_LAYOUT:-m1}" \
+    -exopower "$tmp/exopower" -fake "$tmp/fake-powermetrics" ${BENCH_VS:+-vs "$BENCH_VS"}
+  echo
+  "$tmp/cpu-bench" "${cpu_args[@]}" -source ioreport -exopower "$tmp/exopower.test" ${BENCH_VS_TEST:+-vs "$BENCH_VS_TEST"}
 fi
-unset FAKEPM_PROFILE
 
 $cpu_only && exit 0
 

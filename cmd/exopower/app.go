@@ -62,11 +62,18 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage.FlagFail(c, err) })
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s), newGenManCmd())
+	root.AddCommand(newRunCmd(s), newBenchCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s))
+	if genManCmd != nil {
+		root.AddCommand(genManCmd())
+	}
 	setVersion(root, readVersion())
 	addCompletion(root)
 	return root
 }
+
+// genManCmd makes the hidden gen-man command, where the build has it
+// (man.go, -tags genman); nil in the binary users run.
+var genManCmd func() *cobra.Command
 
 // commonOptions are the flags every measuring command takes.
 type commonOptions struct {

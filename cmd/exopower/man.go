@@ -1,3 +1,5 @@
+//go:build genman
+
 package main
 
 import (
@@ -17,9 +19,14 @@ import (
 // and CI can compare them with freshly made ones.
 var manDate = time.Unix(0, 0).UTC()
 
+func init() { genManCmd = newGenManCmd }
+
 // newGenManCmd writes a man page for each command, from the commands'
 // own help (scripts/man.sh runs it). It is part of exopower, not a
-// program of its own, because the commands are built here in package main.
+// program of its own, because the commands are built here in package main;
+// it is built only with -tags genman, so that the binary users run does
+// not carry cobra's doc package and the Markdown and YAML packages under
+// it, whose set-up every command would pay for at start.
 func newGenManCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "gen-man DIR",

@@ -15,7 +15,6 @@ package ioreport
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -52,19 +51,37 @@ const (
 // (Ultra chips); GPU Energy only (GPU0, GPU0_0 carry the same energy
 // again); ANE, else ANE0, else the ANE0_<n>; DRAM, else DRAM0, else the
 // DRAM0_<n>.
-var (
-	dieCPU  = regexp.MustCompile(`^DIE_[0-9]+_CPU Energy$`)
-	aneN    = regexp.MustCompile(`^ANE0_[0-9]+$`)
-	dramN   = regexp.MustCompile(`^DRAM0_[0-9]+$`)
-	choices = [rails][]func(string) bool{
-		CPU:  {exactly("CPU Energy"), dieCPU.MatchString},
-		GPU:  {exactly("GPU Energy")},
-		ANE:  {exactly("ANE"), exactly("ANE0"), aneN.MatchString},
-		DRAM: {exactly("DRAM"), exactly("DRAM0"), dramN.MatchString},
-	}
-)
+// The numbered names are matched by hand rather than by regexps: a
+// package-level regexp is compiled when exopower starts, whatever the
+// command, and most commands never read IOReport.
+var choices = [rails][]func(string) bool{
+	CPU:  {exactly("CPU Energy"), numbered("DIE_", "_CPU Energy")},
+	GPU:  {exactly("GPU Energy")},
+	ANE:  {exactly("ANE"), exactly("ANE0"), numbered("ANE0_", "")},
+	DRAM: {exactly("DRAM"), exactly("DRAM0"), numbered("DRAM0_", "")},
+}
 
 func exactly(name string) func(string) bool { return func(s string) bool { return s == name } }
+
+// numbered matches prefix, one or more ASCII digits, then suffix.
+func numbered(prefix, suffix string) func(string) bool {
+	return func(s string) bool {
+		rest, ok := strings.CutPrefix(s, prefix)
+		if !ok {
+			return false
+		}
+		digits, ok := strings.CutSuffix(rest, suffix)
+		if !ok || digits == "" {
+			return false
+		}
+		for _, c := range []byte(digits) {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+}
 
 // joules is what one unit of each label is, in joules.
 var joules = map[string]float64{"mJ": 1e-3, "uJ": 1e-6, "µJ": 1e-6, "nJ": 1e-9, "pJ": 1e-12}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sync"
 )
 
 // MaxLine bounds a recording's line: 364 channels take about 25 KB.
@@ -78,8 +79,11 @@ func (l *lineReader) next() (line []byte, long bool, err error) {
 }
 
 // typeMark is what a first line says when it is an IOReport recording's
-// header, with or without white space.
-var typeMark = regexp.MustCompile(`"type"\s*:\s*"` + RecordingType + `"`)
+// header, with or without white space: compiled when first needed, not
+// when exopower starts, which every command would pay for.
+var typeMark = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"type"\s*:\s*"` + RecordingType + `"`)
+})
 
 // IsRecording says whether b, the start of a file (or its first line, as
 // Sniff reads it), is an IOReport recording's: its first line, after an
@@ -90,7 +94,7 @@ var typeMark = regexp.MustCompile(`"type"\s*:\s*"` + RecordingType + `"`)
 func IsRecording(b []byte) bool {
 	first, _, _ := bytes.Cut(bytes.TrimPrefix(b, bom), []byte("\n"))
 	first = bytes.TrimLeft(first, " \t\r")
-	return bytes.HasPrefix(first, []byte("{")) && typeMark.Match(first)
+	return bytes.HasPrefix(first, []byte("{")) && typeMark().Match(first)
 }
 
 // Sniff reads enough of r to tell whether it is an IOReport recording:

@@ -46,11 +46,15 @@ type Stream struct {
 	now      func() time.Time
 	hw, os   string
 
-	w        windows
-	buf      []int64   // a reading's counters
-	noSMC    string    // why the first reading had no system's power, if it had none
-	next     time.Time // when the next reading is due
-	failed   int       // readings failed in a row
+	w     windows
+	buf   []int64   // a reading's counters
+	noSMC string    // why the first reading had no system's power, if it had none
+	next  time.Time // when the next reading is due
+	// timer waits for the next reading: one for the stream's life, set
+	// again for each, since a new one at every reading costs a channel
+	// and a timer the garbage collector must reclaim.
+	timer    *time.Timer
+	failed   int // readings failed in a row
 	requests chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -164,7 +168,7 @@ func (s *Stream) Next() (power.Sample, error) {
 		if o, ok := s.w.pop(); ok {
 			return s.hand(o)
 		}
-		t := time.NewTimer(s.next.Sub(s.now()))
+		t := s.wait(s.next.Sub(s.now()))
 		select {
 		case <-s.stop:
 			t.Stop()
@@ -194,6 +198,17 @@ func (s *Stream) Next() (power.Sample, error) {
 			s.next = r.At.Add(min(s.interval, soon))
 		}
 	}
+}
+
+// wait is the stream's timer, set to fire after d. Since Go 1.23 a timer
+// stopped or fired and then Reset sends nothing stale.
+func (s *Stream) wait(d time.Duration) *time.Timer {
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	return s.timer
 }
 
 // hand hands over what a reading gave, counting breaks.

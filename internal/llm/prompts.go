@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // Prompts are the prompts of a benchmark's requests, taken in turn: read
@@ -103,9 +104,10 @@ func (p *Prompts) Next(i int) Prompt {
 	rng := rand.New(rand.NewPCG(p.seed, uint64(i)))
 	var b strings.Builder
 	fmt.Fprintf(&b, "Request %d.", i+1)
+	words := commonWords()
 	for range p.words - 3 {
 		b.WriteByte(' ')
-		b.WriteString(commonWords[rng.IntN(len(commonWords))])
+		b.WriteString(words[rng.IntN(len(words))])
 	}
 	b.WriteString(" Continue:")
 	return Prompt{Text: b.String()}
@@ -113,8 +115,11 @@ func (p *Prompts) Next(i int) Prompt {
 
 // commonWords are words that most tokenizers take as one token each, so
 // that a prompt of n words is near n tokens (the server's count is what
-// the figures use).
-var commonWords = strings.Fields(`the of and to in is that it was for on are as with his they at be this
+// the figures use). Split when a prompt first needs them, not when
+// exopower starts, which every command would pay for.
+var commonWords = sync.OnceValue(func() []string { return strings.Fields(commonText) })
+
+const commonText = `the of and to in is that it was for on are as with his they at be this
 from have or by one had not but what all were when we there can an your which their said if do
 will each about how up out them then she many some so these would other into has more her two
 like him see time could no make than first been its who now people my made over did down only way
@@ -130,4 +135,4 @@ live page got earth need far hand high year mother light parts country father le
 picture being study second eyes soon times story boys since white days ever paper hard near
 sentence better best across during today others however sure means knew its try told young miles
 sun ways thing whole hear example heard several change answer room sea against top turned learn
-point city play toward five using himself usually`)
+point city play toward five using himself usually`

@@ -127,11 +127,23 @@ func NewSampleLine(w sampler.Window, tot sampler.Totals) wire.SampleLine {
 	}
 }
 
-// ndjsonSink writes a SampleLine per window.
-type ndjsonSink struct{ out io.Writer }
+// ndjsonSink writes a SampleLine per window, put together in a buffer kept
+// from one window to the next.
+type ndjsonSink struct {
+	out io.Writer
+	buf []byte
+}
 
 func (s *ndjsonSink) Window(w sampler.Window, tot sampler.Totals) error {
-	return WriteJSON(s.out, NewSampleLine(w, tot))
+	l := NewSampleLine(w, tot)
+	b, err := appendSampleLine(s.buf[:0], &l)
+	if err != nil {
+		// A value JSON cannot hold: encoding/json's own error says so.
+		return WriteJSON(s.out, l)
+	}
+	s.buf = b
+	_, err = s.out.Write(b)
+	return err
 }
 
 func (s *ndjsonSink) Resize() error { return nil }

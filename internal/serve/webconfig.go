@@ -269,8 +269,11 @@ func parseWebConfig(path string, b []byte) (*web.Config, error) {
 
 // bcryptHash is the shape of a bcrypt hash: the version, the cost in
 // two digits, then the salt (22 characters) and the hash (31) in
-// bcrypt's base64 alphabet.
-var bcryptHash = regexp.MustCompile(`^\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
+// bcrypt's base64 alphabet. Compiled when a web config is first read, not
+// when exopower starts, which every command would pay for.
+var bcryptHash = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
+})
 
 // checkHash says what is wrong with hash, user's in the web config, for
 // serve to check a password with it. exporter-toolkit's own check
@@ -285,7 +288,7 @@ func checkHash(user string, hash []byte) error {
 		return err
 	}
 	const remake = "make the hash again with cost 10 to 12 (htpasswd -nBC 12 %s, which asks for the password)"
-	if !bcryptHash.Match(hash) {
+	if !bcryptHash().Match(hash) {
 		return fmt.Errorf("user %s's password hash is no bcrypt hash, which has 60 characters: $2y$ (or $2a$, $2b$), the cost in two digits, $, then 53 of ./A-Za-z0-9; "+remake, user, user)
 	}
 	if cost > MaxBcryptCost {
