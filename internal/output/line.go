@@ -64,10 +64,7 @@ func appendComponents(b []byte, c *wire.Components) ([]byte, error) {
 }
 
 // appendNum appends n as its MarshalJSON writes it.
-func appendNum(b []byte, n wire.Num) ([]byte, error) {
-	v, err := n.MarshalJSON()
-	return append(b, v...), err
-}
+func appendNum(b []byte, n wire.Num) ([]byte, error) { return wire.AppendNum(b, n) }
 
 func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 

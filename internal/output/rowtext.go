@@ -1,7 +1,6 @@
 package output
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,23 +58,23 @@ func (t *rowText) csv(r *SampleRow) []byte {
 // JSON cannot write is left to encoding/json, for its error.
 func (t *rowText) json(r *SampleRow) ([]byte, bool) {
 	b := append(t.buf[:0], `{"schema_version":`...)
-	b = strconv.AppendInt(b, int64(r.SchemaVersion), 10)
-	b = jsonString(append(b, `,"type":`...), r.Type)
-	b = strconv.AppendInt(append(b, `,"index":`...), int64(r.Index), 10)
-	b, ok := jsonNums(b, `,"start_seconds":`, r.StartSeconds, `,"end_seconds":`, r.EndSeconds)
+	b = appendInt(b, r.SchemaVersion)
+	b = appendString(append(b, `,"type":`...), r.Type)
+	b = appendInt(append(b, `,"index":`...), r.Index)
+	b, err := jsonNums(b, `,"start_seconds":`, r.StartSeconds, `,"end_seconds":`, r.EndSeconds)
 	b = strconv.AppendFloat(append(b, `,"start_unix":`...), float64(r.StartUnix), 'f', 6, 64)
 	b = strconv.AppendFloat(append(b, `,"end_unix":`...), float64(r.EndUnix), 'f', 6, 64)
-	b, ok2 := jsonNums(b, `,"inside_seconds":`, r.InsideSeconds)
-	b, ok3 := jsonComponents(append(b, `,"power_watts":`...), &r.PowerWatts)
-	b, ok4 := jsonComponents(append(b, `,"energy_joules":`...), &r.EnergyJoules)
+	b, err2 := jsonNums(b, `,"inside_seconds":`, r.InsideSeconds)
+	b, err3 := appendComponents(append(b, `,"power_watts":`...), &r.PowerWatts)
+	b, err4 := appendComponents(append(b, `,"energy_joules":`...), &r.EnergyJoules)
 	b = strconv.AppendBool(append(b, `,"clipped_start":`...), r.ClippedStart)
 	b = strconv.AppendBool(append(b, `,"clipped_end":`...), r.ClippedEnd)
-	b, ok5 := jsonNums(b, `,"gap_before_seconds":`, r.GapBeforeSeconds)
-	b = strconv.AppendInt(append(b, `,"refused_before":`...), int64(r.RefusedBefore), 10)
-	b = jsonString(append(b, `,"thermal_pressure":`...), r.ThermalPressure)
+	b, err5 := jsonNums(b, `,"gap_before_seconds":`, r.GapBeforeSeconds)
+	b = appendInt(append(b, `,"refused_before":`...), r.RefusedBefore)
+	b = appendString(append(b, `,"thermal_pressure":`...), r.ThermalPressure)
 	b = append(b, t.tailFor(r, false)...)
 	t.buf = append(b, '\n')
-	return t.buf, ok && ok2 && ok3 && ok4 && ok5
+	return t.buf, err == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil
 }
 
 // tailFor gives the text of r's command and source, in CSV or JSON, made
@@ -109,13 +108,13 @@ func jsonTail(b []byte, r *SampleRow) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsonString(b, w)
+			b = appendString(b, w)
 		}
 		b = append(b, ']')
 	}
-	b = jsonString(append(b, `,"source":{"tool":`...), r.Source.Tool)
-	b = jsonString(append(b, `,"hw_model":`...), r.Source.HWModel)
-	b = jsonString(append(b, `,"os_build":`...), r.Source.OSBuild)
+	b = appendString(append(b, `,"source":{"tool":`...), r.Source.Tool)
+	b = appendString(append(b, `,"hw_model":`...), r.Source.HWModel)
+	b = appendString(append(b, `,"os_build":`...), r.Source.OSBuild)
 	return append(b, "}}"...)
 }
 
@@ -136,45 +135,14 @@ func csvField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func jsonNums(b []byte, pairs ...any) ([]byte, bool) {
-	ok := true
+func jsonNums(b []byte, pairs ...any) ([]byte, error) {
+	var first error
 	for i := 0; i < len(pairs); i += 2 {
 		var err error
 		b = append(b, pairs[i].(string)...)
-		if b, err = wire.AppendNum(b, pairs[i+1].(wire.Num)); err != nil {
-			ok = false
+		if b, err = appendNum(b, pairs[i+1].(wire.Num)); err != nil && first == nil {
+			first = err
 		}
 	}
-	return b, ok
-}
-
-func jsonComponents(b []byte, c *wire.Components) ([]byte, bool) {
-	b, ok := jsonNums(append(b, '{'), `"total":`, c.Total, `,"cpu":`, c.CPU, `,"gpu":`, c.GPU, `,"ane":`, c.ANE)
-	for _, f := range [...]struct {
-		name string
-		n    *wire.Num
-	}{{`,"dram":`, c.DRAM}, {`,"system":`, c.System}} {
-		if f.n == nil {
-			b = append(append(b, f.name...), "null"...)
-			continue
-		}
-		var good bool
-		b, good = jsonNums(b, f.name, *f.n)
-		ok = ok && good
-	}
-	return append(b, '}'), ok
-}
-
-// jsonString writes s as encoding/json does: plain printable ASCII as it
-// is, anything it would escape through it.
-func jsonString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return b, first
 }
