@@ -99,8 +99,11 @@ func scripts(dir string) testscript.Params {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "root" {
+			switch cond {
+			case "root":
 				return os.Geteuid() == 0, nil
+			case "genman": // built with -tags genman, as scripts/man.sh builds it
+				return genManCmd != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
