@@ -81,7 +81,7 @@ func checkRowText(t *testing.T, rows []SampleRow) {
 
 func TestRowTextWritesWhatEncodingCSVAndJSONWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	rows := make([]SampleRow, 20000)
+	rows := make([]SampleRow, 4000)
 	for i := range rows {
 		rows[i] = randomRow(rng)
 	}
