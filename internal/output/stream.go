@@ -21,7 +21,8 @@ import (
 // lie before a window already written, Close says so in the result's
 // warnings.
 type SampleWriter struct {
-	enc     *rowEncoder
+	enc     *rowEncoder // the header, before the pipe starts
+	pipe    rowPipe
 	started bool // the first window came, and the header went out
 	m       rowMaker
 	held    []heldRow // a ring: the oldest at next once it is full
@@ -45,13 +46,14 @@ type heldRow struct {
 
 // NewSampleWriter writes rows to w in format f.
 func NewSampleWriter(w io.Writer, f SamplesFormat) *SampleWriter {
-	return &SampleWriter{enc: newRowEncoder(w, f), held: make([]heldRow, 0, heldRows)}
+	enc := newRowEncoder(w, f)
+	return &SampleWriter{enc: enc, pipe: rowPipe{enc: enc}, held: make([]heldRow, 0, heldRows)}
 }
 
 // Add takes window w of a span from src, with the span's totals after it
 // (a span's onWindow). Once writing failed, it keeps nothing.
 func (sw *SampleWriter) Add(src wire.Source, w sampler.Window, tot sampler.Totals) {
-	if sw.enc.err != nil {
+	if sw.Err() != nil {
 		return
 	}
 	if !sw.started {
@@ -65,7 +67,7 @@ func (sw *SampleWriter) Add(src wire.Source, w sampler.Window, tot sampler.Total
 	}
 	old := &sw.held[sw.next]
 	r := sw.m.row(old.w, old.tot.Energy, old.w.End, old.src)
-	sw.enc.write(&r)
+	sw.pipe.write(&r)
 	sw.mustEnd = maxTime(sw.mustEnd, old.w.End)
 	*old = heldRow{w, tot, src}
 	sw.next = (sw.next + 1) % heldRows
@@ -73,7 +75,12 @@ func (sw *SampleWriter) Add(src wire.Source, w sampler.Window, tot sampler.Total
 }
 
 // Err is the first error writing the rows, if any.
-func (sw *SampleWriter) Err() error { return sw.enc.err }
+func (sw *SampleWriter) Err() error {
+	if sw.pipe.todo == nil {
+		return sw.enc.err // the header's, before the pipe started
+	}
+	return sw.pipe.failed()
+}
 
 // Close writes the rows of the windows held, for the span that res
 // measured, and what is buffered, and says the first error writing.
@@ -97,8 +104,8 @@ func (sw *SampleWriter) Close(res *sampler.Result) error {
 			after = res.Energy // the last window's part stops at the end
 		}
 		r := sw.m.row(h.w, after, end, h.src)
-		sw.enc.write(&r)
+		sw.pipe.write(&r)
 	}
 	sw.held = sw.held[:0]
-	return sw.enc.flush()
+	return sw.pipe.close()
 }
