@@ -137,18 +137,15 @@ func (o *Options) Deliver(s *cli.Streams, rep *Report, id child.Identity, text *
 	}
 	rep.TimeUnit, rep.Sort = o.TimeUnit, o.sortOrder()
 	rep.Finish(ref)
-	var err error
-	switch {
-	case o.JSON:
-		err = cli.Wrote("stdout", output.WriteJSON(s.Out, rep))
-	case text != nil:
-		err = cli.Wrote("stdout", text.Summary(rep))
+	var summary func() error
+	if text != nil {
+		summary = func() error { return text.Summary(rep) }
 	}
 	var outs []output.Export
 	for _, e := range o.exports() {
 		outs = append(outs, output.Export{Path: e.path, Write: func(w io.Writer) error { return e.write(w, rep) }})
 	}
-	return output.WriteExports(s, id.Cred, err, outs)
+	return output.Deliver(s, id.Cred, o.JSON, rep, summary, outs)
 }
 
 // NewText is the text that bench writes as it goes, on the streams of

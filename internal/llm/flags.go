@@ -307,16 +307,13 @@ func (o *Flags) checkFiles(id child.Identity) error {
 // deliver writes the report: the text's end or the JSON, and the
 // exports.
 func (o *Flags) deliver(s *cli.Streams, rep *Report, id child.Identity, text *Text) error {
-	var err error
-	switch {
-	case o.JSON:
-		err = cli.Wrote("stdout", output.WriteJSON(s.Out, rep))
-	case text != nil:
-		err = cli.Wrote("stdout", text.Summary(rep))
+	var summary func() error
+	if text != nil {
+		summary = func() error { return text.Summary(rep) }
 	}
 	var outs []output.Export
 	for _, e := range o.exports() {
 		outs = append(outs, output.Export{Path: e.path, Write: func(w io.Writer) error { return e.write(w, rep) }})
 	}
-	return output.WriteExports(s, id.Cred, err, outs)
+	return output.Deliver(s, id.Cred, o.JSON, rep, summary, outs)
 }

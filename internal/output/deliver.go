@@ -69,6 +69,20 @@ type Export struct {
 	Write func(io.Writer) error
 }
 
+// Deliver writes a report as bench and llm do: its JSON, or the end of
+// its text (summary, when not nil), to stdout; then its exports, each
+// file as the user cred.
+func Deliver(s *cli.Streams, cred *syscall.Credential, asJSON bool, rep any, summary func() error, exports []Export) error {
+	var err error
+	switch {
+	case asJSON:
+		err = cli.Wrote("stdout", WriteJSON(s.Out, rep))
+	case summary != nil:
+		err = cli.Wrote("stdout", summary())
+	}
+	return WriteExports(s, cred, err, exports)
+}
+
 // WriteExports writes a report's exports after the report's own output,
 // whose error is err, each file as the user cred (nil: exopower itself),
 // and fails with every error but a reader of stdout gone away.
