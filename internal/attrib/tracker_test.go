@@ -1,0 +1,182 @@
+package attrib_test
+
+import (
+	"errors"
+	"math"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/fakepm"
+)
+
+const ms = time.Millisecond
+
+// clock is a clock the test moves.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// A busy Mac's tree, polled every 100 ms from 0 to 2 s, when the root
+// exits: every figure is known exactly.
+//
+//	root  2 W until 1 s, GPU 0.5 s/s until 1 s, exits at 2 s
+//	├─ A  1 W from 0.2 s, exits at 1.15 s between two polls, reaped at 1.17 s
+//	│  └─ B  3 W (half on the performance cores) from 0.5 s to 0.9 s, reaped at 0.95 s
+//	├─ C  5 W from 0.31 s to 0.33 s, reaped at 0.34 s: never polled
+//	├─ D  2 W from 0.4 s to 0.8 s, another user's, reaped at 0.85 s
+//	└─ E  1 W from 1.0 s with B's pid, exits at 1.5 s, reaped at 1.6 s
+//	outside: a browser at 6 W and GPU 0.25 s/s all along, and a process
+//	that takes A's pid at 1.3 s
+func busyMac() []fakepm.Process {
+	return []fakepm.Process{
+		{Name: "root", ID: 1000, ParentID: 900, Exits: 2000 * ms, Reaped: 2100 * ms, Watts: 2, Busy: 1000 * ms, GPU: 0.5},
+		{Name: "A", Pid: 4001, ID: 1001, ParentID: 1000, Born: 200 * ms, Exits: 1150 * ms, Reaped: 1170 * ms, Watts: 1},
+		{Name: "B", Pid: 4002, ID: 1002, ParentID: 1001, Born: 500 * ms, Exits: 900 * ms, Reaped: 950 * ms, Watts: 3, PShare: 0.5},
+		{Name: "C", Pid: 4003, ID: 1003, ParentID: 1000, Born: 310 * ms, Exits: 330 * ms, Reaped: 340 * ms, Watts: 5},
+		{Name: "D", Pid: 4004, ID: 1004, ParentID: 1000, Born: 400 * ms, Exits: 800 * ms, Reaped: 850 * ms, Watts: 2, AnotherUsers: true},
+		{Name: "E", Pid: 4002, ID: 1005, ParentID: 1000, Born: 1000 * ms, Exits: 1500 * ms, Reaped: 1600 * ms, Watts: 1},
+		{Name: "browser", Pid: 500, ID: 50, ParentID: 1, Born: -10 * time.Second, Watts: 6, GPU: 0.25},
+		{Name: "A's pid again", Pid: 4001, ID: 1006, ParentID: 1, Born: 1300 * ms, Watts: 9},
+	}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestATreeOnABusyMacAddsUpToItsExactEnergy(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses(busyMac(), c.now)
+	tr, err := attrib.Track(k, 3000, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 19 {
+		c.t = c.t.Add(100 * ms)
+		if err := tr.Poll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.t = c.t.Add(100 * ms) // 2 s: the root exits
+	if err := tr.ReadBeforeReap(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tr.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read: root 2 J, A 0.9 J of its 0.95 J (last read at 1.1 s), B
+	// 1.2 J, E 0.5 J. Unseen: A's last 0.05 J, C's 0.1 J, D's 0.8 J, as
+	// CPU time at 4 W per CPU second.
+	if r.Processes != 4 || r.NotPermitted != 1 || r.Running != 0 {
+		t.Errorf("%d processes read, %d another user's, %d running: want 4, 1, 0", r.Processes, r.NotPermitted, r.Running)
+	}
+	if !near(r.CPU, 4.6, 1e-6) || !near(r.PCPU, 0.6, 1e-6) {
+		t.Errorf("CPU %.6f J (performance cores %.6f J), want 4.6 J (0.6 J)", r.CPU, r.PCPU)
+	}
+	if want := 237500 * time.Microsecond; r.UnseenCPUTime < want-time.Microsecond || r.UnseenCPUTime > want+time.Microsecond {
+		t.Errorf("unseen CPU time %v, want %v", r.UnseenCPUTime, want)
+	}
+	if !near(r.UnseenCPU(), 0.95, 1e-5) || !near(r.CPU+r.UnseenCPU(), 5.55, 1e-5) {
+		t.Errorf("unseen %.6f J, the tree %.6f J: want 0.95 J of 5.55 J", r.UnseenCPU(), r.CPU+r.UnseenCPU())
+	}
+	if !near(r.Coverage(), 4.6/5.55, 1e-5) {
+		t.Errorf("coverage %.5f, want %.5f", r.Coverage(), 4.6/5.55)
+	}
+	// The root's 0.5 s of GPU time, and the browser's 0.25 s/s over 2 s.
+	if r.GPUTime != 500*ms || r.AllGPUTime != 1000*ms || r.GPUShare() != 0.5 {
+		t.Errorf("GPU time %v of %v, share %v: want 500ms of 1s, 0.5", r.GPUTime, r.AllGPUTime, r.GPUShare())
+	}
+	if r.Polls != 21 {
+		t.Errorf("%d polls, want 21", r.Polls)
+	}
+}
+
+// A server already running counts from the first reading: its energy and
+// its children's before that is not the span's.
+func TestATreeAlreadyRunningCountsFromTheFirstReading(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	table := []fakepm.Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -5 * time.Second, Watts: 3, GPU: 1},
+		{Name: "worker", Pid: 4001, ID: 1001, ParentID: 1000, Born: -4 * time.Second, Watts: 2, Exits: 500 * ms, Reaped: 520 * ms},
+		{Name: "request", Pid: 4002, ID: 1002, ParentID: 1000, Born: 250 * ms, Exits: 600 * ms, Reaped: 650 * ms, Watts: 4},
+	}
+	k := fakepm.NewProcesses(table, c.now)
+	tr, err := attrib.Track(k, 3000, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c.t = c.t.Add(100 * ms)
+		tr.Poll()
+	}
+	r, _ := tr.Result()
+	// server 3 W × 1 s, worker 2 W × 0.5 s, request 4 W × 0.35 s.
+	if !near(r.CPU, 3+1+1.4, 1e-6) || r.UnseenCPUTime != 0 || r.Running != 1 || r.Processes != 3 {
+		t.Errorf("%+v: want 5.4 J, nothing unseen, 1 of 3 running", r)
+	}
+	if r.GPUTime != time.Second || r.AllGPUTime != time.Second {
+		t.Errorf("GPU %v of %v, want 1s of 1s", r.GPUTime, r.AllGPUTime)
+	}
+}
+
+// A Mac without per-process energy (macOS 12) says so at once.
+func TestAKernelWithoutProcessEnergyIsAnError(t *testing.T) {
+	k := fakepm.NewProcesses(busyMac(), nil)
+	k.MacOS = "12.7"
+	if _, err := attrib.Track(k, 3000, true, 0); !errors.Is(err, attrib.ErrUnsupported) {
+		t.Errorf("Track: %v, want ErrUnsupported", err)
+	}
+}
+
+// A coalition is the tree's own when it holds the tree and the processes
+// known to share it, and no more: its GPU and Neural Engine energy are
+// then the tree's.
+func TestACoalitionCountsOnlyWhereItIsTheTreesOwn(t *testing.T) {
+	for _, tc := range []struct {
+		others, known int
+		own           bool
+	}{{0, 0, true}, {1, 1, true}, {3, 1, false}} {
+		c := &clock{t: time.Unix(1000, 0)}
+		k := fakepm.NewProcesses(busyMac()[:1], c.now)
+		k.CoalitionOthers, k.CoalitionGPU, k.CoalitionANE = tc.others, 5, 1.5
+		tr, err := attrib.Track(k, 3000, true, tc.known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.t = c.t.Add(800 * ms)
+		tr.Poll()
+		r, _ := tr.Result()
+		switch {
+		case tc.own && (r.Coalition == nil || !near(r.Coalition.GPU, 4, 1e-6) || !near(r.Coalition.ANE, 1.2, 1e-6) || !near(r.Coalition.CPU, 1.6, 1e-6)):
+			t.Errorf("%d others, %d known: %+v (%s), want 4 J of GPU, 1.2 J of ANE, 1.6 J of CPU", tc.others, tc.known, r.Coalition, r.CoalitionNote)
+		case !tc.own && (r.Coalition != nil || r.CoalitionNote == ""):
+			t.Errorf("%d others, %d known: %+v, want no coalition and why", tc.others, tc.known, r.Coalition)
+		}
+	}
+}
+
+// The command's own process is read as a zombie, after it exits and
+// before it is reaped: its final usage, not the last poll's.
+func TestTheRootIsReadAsAZombieBeforeItIsReaped(t *testing.T) {
+	cmd := exec.Command("sleep", "0.3")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	k := fakepm.NewProcesses([]fakepm.Process{{Name: "sleep", Real: true, ID: 1000, ParentID: 1, Watts: 2}}, nil)
+	tr, err := attrib.Track(k, int32(cmd.Process.Pid), true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.ReadBeforeReap(); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := tr.Result()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the command, reaped after: %v", err)
+	}
+	// 2 W over its lifetime as the fake saw it, 0.3 s and some.
+	if r.Running != 0 || r.CPU < 0.6 || r.Processes != 1 {
+		t.Errorf("%+v: want the zombie's final 0.6 J or more", r)
+	}
+}

@@ -1,0 +1,266 @@
+package fakepm
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/exopower/exopower/internal/attrib"
+)
+
+// WattsPerCPUSecond is the fake processes' CPU power while they use the
+// CPU: a process's CPU time is its energy over it.
+const WattsPerCPUSecond = 4.0
+
+// Process is one process of a fake process table, its times since the
+// table's start (the first moment the root is identified).
+type Process struct {
+	Name string
+	// Pid 0 is the root: the first process the table is asked to
+	// identify. Real makes it a real child of this process, whose end
+	// is its own.
+	Pid              int32
+	Real             bool
+	ID, ParentID     uint64        // unique ids: a parent's is lower than its children's
+	Born             time.Duration // when it was forked
+	Exits, Reaped    time.Duration // 0: not in the table's time
+	Watts, PShare    float64       // CPU power while busy, and the performance cores' part
+	Busy             time.Duration // busy until then (0: until it exits)
+	GPU              float64       // GPU seconds per second while busy
+	AnotherUsers     bool          // its usage is not for this user to read
+	GPUTimeWhileDead bool          // a client of the GPU left after its end (a fault)
+}
+
+// Processes is a fake of the kernel's process accounting (attrib.Kernel)
+// over a table whose energies are known exactly: a process's CPU energy
+// at time t is its Watts over the time it was busy until t.
+type Processes struct {
+	mu    sync.Mutex
+	table []Process
+	now   func() time.Time
+	start time.Time
+	root  int32 // the root's real pid, once identified
+	// rootExit is when the real root exited, as WaitExited saw it.
+	rootExit time.Duration
+	// CoalitionOthers is how many more live tasks the root's coalition
+	// holds than the tree; CoalitionGPU and CoalitionANE the watts its
+	// drivers account to it.
+	CoalitionOthers            int
+	CoalitionGPU, CoalitionANE float64
+	// MacOS is the version Info gives; "12.7" has no process energy.
+	MacOS string
+}
+
+// NewProcesses makes a fake over table, with now as its clock (time.Now
+// when nil).
+func NewProcesses(table []Process, now func() time.Time) *Processes {
+	if now == nil {
+		now = time.Now
+	}
+	return &Processes{table: table, now: now, MacOS: "15.5"}
+}
+
+// Since is the table's time now.
+func (f *Processes) since() time.Duration {
+	if f.start.IsZero() {
+		return 0
+	}
+	return f.now().Sub(f.start)
+}
+
+// at is the process that has pid at t: born and not reaped.
+func (f *Processes) at(pid int32, t time.Duration) *Process {
+	for i := range f.table {
+		p := &f.table[i]
+		if f.pidOf(p) == pid && p.Born <= t && !f.reaped(p, t) {
+			return p
+		}
+	}
+	return nil
+}
+
+func (f *Processes) pidOf(p *Process) int32 {
+	if p.Pid == 0 {
+		return f.root
+	}
+	return p.Pid
+}
+
+// real is whether p is the real root, a child of this process.
+func (f *Processes) real(p *Process) bool { return p.Pid == 0 && p.Real }
+
+func (f *Processes) reaped(p *Process, t time.Duration) bool {
+	if f.real(p) {
+		return f.root != 0 && errors.Is(syscall.Kill(int(f.root), 0), syscall.ESRCH)
+	}
+	return p.Reaped != 0 && t >= p.Reaped
+}
+
+// exited is whether p has ended by t, and when.
+func (f *Processes) exited(p *Process, t time.Duration) (time.Duration, bool) {
+	end := p.Exits
+	if f.real(p) {
+		end = f.rootExit
+	}
+	if end != 0 && t >= end {
+		return end, true
+	}
+	return t, false
+}
+
+// busy is how long p was busy by t.
+func (f *Processes) busy(p *Process, t time.Duration) time.Duration {
+	t, _ = f.exited(p, t)
+	if p.Busy != 0 {
+		t = min(t, p.Busy)
+	}
+	return max(t-p.Born, 0)
+}
+
+// Energy is p's exact CPU energy by t, in joules.
+func (f *Processes) Energy(p *Process, t time.Duration) float64 {
+	return p.Watts * f.busy(p, t).Seconds()
+}
+
+func (f *Processes) cpu(p *Process, t time.Duration) time.Duration {
+	return time.Duration(f.Energy(p, t) / WattsPerCPUSecond * 1e9)
+}
+
+// childCPU is the CPU time of p's children reaped by t, and theirs.
+func (f *Processes) childCPU(p *Process, t time.Duration) time.Duration {
+	var d time.Duration
+	for i := range f.table {
+		c := &f.table[i]
+		if c.ParentID == p.ID && c.Reaped != 0 && c.Reaped <= t {
+			d += f.cpu(c, c.Exits) + f.childCPU(c, c.Exits)
+		}
+	}
+	return d
+}
+
+// Pids lists the processes born and not reaped.
+func (f *Processes) Pids(buf []int32) ([]int32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.since()
+	buf = append(buf[:0], 1) // launchd, never the tree's
+	for i := range f.table {
+		p := &f.table[i]
+		if pid := f.pidOf(p); pid != 0 && p.Born <= t && !f.reaped(p, t) {
+			buf = append(buf, pid)
+		}
+	}
+	return buf, nil
+}
+
+// Identify identifies a process; the first pid asked for that is not in
+// the table is the root, and the table's time starts.
+func (f *Processes) Identify(pid int32) (attrib.Ident, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pid == 1 {
+		return attrib.Ident{UniqueID: 1}, nil
+	}
+	if f.root == 0 {
+		f.root, f.start = pid, f.now()
+	}
+	p := f.at(pid, f.since())
+	if p == nil {
+		return attrib.Ident{}, attrib.ErrNoProcess
+	}
+	return attrib.Ident{UniqueID: p.ID, ParentUniqueID: p.ParentID}, nil
+}
+
+// Usage reads a process's usage, as proc_pid_rusage would.
+func (f *Processes) Usage(pid int32) (attrib.Usage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.MacOS == "12.7" {
+		return attrib.Usage{}, attrib.ErrUnsupported
+	}
+	t := f.since()
+	p := f.at(pid, t)
+	switch {
+	case p == nil:
+		return attrib.Usage{}, attrib.ErrNoProcess
+	case p.AnotherUsers:
+		return attrib.Usage{}, attrib.ErrNotPermitted
+	}
+	_, exited := f.exited(p, t)
+	e := f.Energy(p, t)
+	return attrib.Usage{
+		EnergyNJ: uint64(e * 1e9), PEnergyNJ: uint64(e * p.PShare * 1e9),
+		CPU: f.cpu(p, t), ChildCPU: f.childCPU(p, t), Start: p.ID, Exited: exited,
+	}, nil
+}
+
+// GPUTimes gives the GPU time of each process with a client of the GPU:
+// one alive, or one whose client outlives it as a fault.
+func (f *Processes) GPUTimes(buf []attrib.GPUTime) ([]attrib.GPUTime, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.since()
+	buf = buf[:0]
+	for i := range f.table {
+		p := &f.table[i]
+		_, exited := f.exited(p, t)
+		if p.GPU == 0 || p.Born > t || f.reaped(p, t) || exited && !p.GPUTimeWhileDead {
+			continue
+		}
+		buf = append(buf, attrib.GPUTime{Pid: f.pidOf(p), Time: time.Duration(p.GPU * float64(f.busy(p, t)))})
+	}
+	return buf, nil
+}
+
+// CoalitionOf gives every process the coalition 7.
+func (f *Processes) CoalitionOf(pid int32) (uint64, error) { return 7, nil }
+
+// CoalitionUsage is the tree's CPU energy, with the drivers' GPU and
+// Neural Engine power over the table's time.
+func (f *Processes) CoalitionUsage(id uint64) (attrib.CoalitionUsage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.since()
+	u := attrib.CoalitionUsage{TasksStarted: uint64(f.CoalitionOthers)}
+	var cpu float64
+	for i := range f.table {
+		p := &f.table[i]
+		if p.Born > t || p.ID < f.table[0].ID {
+			continue // not the tree's
+		}
+		cpu += f.Energy(p, t)
+		u.TasksStarted++
+		if _, exited := f.exited(p, t); exited {
+			u.TasksExited++
+		}
+	}
+	u.CPUNJ = uint64(cpu * 1e9)
+	u.GPUNJ = uint64(f.CoalitionGPU * t.Seconds() * 1e9)
+	u.ANENJ = uint64(f.CoalitionANE * t.Seconds() * 1e9)
+	return u, nil
+}
+
+// WaitExited waits for the real root without reaping it; a root of the
+// table's own has exited once its time has come.
+func (f *Processes) WaitExited(pid int32) error {
+	f.mu.Lock()
+	real := pid == f.root && f.real(&f.table[0])
+	f.mu.Unlock()
+	if !real {
+		return nil
+	}
+	err := waitExited(pid)
+	f.mu.Lock()
+	f.rootExit = f.since()
+	f.mu.Unlock()
+	return err
+}
+
+// Info says what the fake's Mac gives.
+func (f *Processes) Info() attrib.Info {
+	return attrib.Info{MacOS: f.MacOS, Chip: "Apple M2 Pro", ProcessEnergy: f.MacOS != "12.7", AcceleratorEnergy: f.MacOS >= "15"}
+}
+
+// Close does nothing.
+func (f *Processes) Close() error { return nil }
