@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/ioreport"
@@ -36,6 +37,9 @@ func TestMain(m *testing.M) {
 			live := fakepm.LivePower{Profile: prof, Overrides: os.Getenv(fakepm.OverridesEnv)}
 			return fakepm.NewLiveIOReport(live, os.Getenv("FAKEPM_IOREPORT"), nil), nil
 		}
+	}
+	if table := os.Getenv(fakepm.ProcessesEnv); table != "" {
+		openKernel = func() (attrib.Kernel, error) { return fakepm.ProcessesFor(table) }
 	}
 	testscript.Main(plainFake{m}, map[string]func(){
 		"exopower":          main,

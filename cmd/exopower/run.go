@@ -20,11 +20,12 @@ import (
 
 type runOptions struct {
 	commonOptions
-	output string
-	asRoot bool
-	argv   []string
-	nodes  nodeOptions
-	files  windowFiles
+	output    string
+	asRoot    bool
+	attribute bool
+	argv      []string
+	nodes     nodeOptions
+	files     windowFiles
 }
 
 // notRun says that a signal came before the command started.
@@ -54,6 +55,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	o.addFlags(c, 100*time.Millisecond)
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the summary to `FILE` (JSON for .json or with --json), leaving stdout and stderr to the command")
 	c.Flags().BoolVar(&o.asRoot, "as-root", false, "under sudo, run the command as root instead of as the user who ran sudo")
+	c.Flags().BoolVar(&o.attribute, "attribute", false, "also measure the command's own processes: their CPU energy as the kernel counts it, their share of the GPU's, and the rest of the Mac's (macOS 13 or later)")
 	o.nodes.addFlags(c)
 	o.files.addFlags(c)
 	return c
@@ -72,6 +74,11 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if o.nodes.Given() {
 		return o.runCluster(ctx, s, cmd)
 	}
+	tree, err := openAttribution(o.attribute)
+	if err != nil {
+		return err
+	}
+	defer tree.close()
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
@@ -92,6 +99,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		meter.Stop()
 		return cli.Fail(errors.New(notRun))
 	}
+	tree.watch(&cmd, meter)
 	p, err := child.Start(cmd)
 	if err != nil {
 		meter.Stop()
@@ -110,7 +118,8 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
 	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
-	return withFileError(o.deliver(s, output.NewSummary(res, span.Start, o.interval), exit, signals, cmd.Identity), saved, exit.Status)
+	sum := tree.finish(output.NewSummary(res, span.Start, o.interval), res)
+	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }
 
 // command checks the options and says what to run, as whom, before
@@ -131,6 +140,9 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	}
 	if o.files.Given() && o.nodes.Given() {
 		return child.Command{}, cli.Fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
+	}
+	if o.attribute && o.nodes.Given() {
+		return child.Command{}, cli.Fail(errAttributeNodes)
 	}
 	if err := o.files.Check(id.Cred); err != nil {
 		return child.Command{}, err

@@ -31,6 +31,8 @@ type Result struct {
 	CoalitionNote string
 	// Polls is how many times the tree was read.
 	Polls int
+	// Warnings say what went wrong along the way, for people to read.
+	Warnings []string
 }
 
 // CoalitionEnergy is a coalition's energy over the span, in joules:
@@ -82,7 +84,7 @@ func (t *Tracker) ReadBeforeReap() error {
 
 // Result reads the coalition once more and says what the tree drew. The
 // tree is read no more after it.
-func (t *Tracker) Result() (Result, error) {
+func (t *Tracker) Result() Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ended = true
@@ -102,25 +104,54 @@ func (t *Tracker) Result() (Result, error) {
 		r.CPU += nj(delta(p.last.EnergyNJ, p.first.EnergyNJ))
 		r.PCPU += nj(delta(p.last.PEnergyNJ, p.first.PEnergyNJ))
 		r.CPUTime += p.last.CPU - p.first.CPU
-		r.UnseenCPUTime += t.unseenUnder(p)
 	}
+	r.UnseenCPUTime = max(t.treeCPU()-r.CPUTime, 0)
 	r.Coalition, r.CoalitionNote = t.coal.since(t.k)
-	return r, t.err
+	if t.err != nil {
+		r.Warnings = append(r.Warnings, "a reading of the command's processes failed: "+t.err.Error())
+	}
+	if r.GPUErr != nil {
+		r.Warnings = append(r.Warnings, "the GPU's clients could not be read, so the command's GPU energy is not estimated: "+r.GPUErr.Error())
+	}
+	return r
 }
 
-// unseenUnder is the CPU time of p's reaped descendants that the tree's
-// readings do not hold: what p's usage says its reaped children used,
-// less what the children read said of themselves (theirs and their own
-// reaped children's, which the parent's count includes). At least 0:
-// children reaped after p's last reading are in neither.
-func (t *Tracker) unseenUnder(p *proc) time.Duration {
-	d := p.last.ChildCPU - p.first.ChildCPU
-	for _, c := range t.procs {
-		if c.parent == p.id && c.read && c.ended {
-			d -= c.last.CPU + c.last.ChildCPU
+// treeCPU is the CPU time of the whole tree over the span, as the
+// processes that hold it at the end count it: a process not reaped (alive,
+// or a zombie such as the command itself at its end) holds its own and
+// that of the children it reaped, and theirs, recursively (ri_child_*);
+// a process reaped by its parent in the tree is in that parent's count;
+// one left to launchd when its parent ended first is counted as last
+// read. Less, for processes that were there before the span, what they
+// had used by its start.
+func (t *Tracker) treeCPU() time.Duration {
+	var d time.Duration
+	for _, p := range t.procs {
+		if !p.read {
+			continue // in its parent's count, if it reaped it
 		}
+		if p.ended && !t.orphaned(p) {
+			d -= p.first.CPU + p.first.ChildCPU
+			continue
+		}
+		d += p.last.CPU - p.first.CPU + p.last.ChildCPU - p.first.ChildCPU
 	}
-	return max(d, 0)
+	return d
+}
+
+// orphaned is whether p was reaped by a process out of the tree: the root,
+// which this process reaps, or a process whose parent had exited by a
+// poll before the one that found p gone.
+func (t *Tracker) orphaned(p *proc) bool {
+	parent := t.procs[p.parent]
+	if parent == nil {
+		return true
+	}
+	gone := parent.exitedAt
+	if gone == 0 || parent.endedAt != 0 && parent.endedAt < gone {
+		gone = parent.endedAt
+	}
+	return gone != 0 && gone < p.endedAt
 }
 
 // delta is a counter's increase: 0 where it went back.

@@ -44,6 +44,9 @@ type proc struct {
 	fromFirst     bool   // counted from its first reading, not from its birth
 	read, denied  bool   // read at least once; another user's
 	exited, ended bool   // read as a zombie; gone, as last read
+	// exitedAt and endedAt are the polls that found it a zombie, and
+	// gone: 0 before.
+	exitedAt, endedAt uint32
 }
 
 type fresh struct {
@@ -177,7 +180,7 @@ func (t *Tracker) readProc(p *proc) error {
 		p.denied = true
 		return err
 	case errors.Is(err, ErrNoProcess):
-		p.ended = true
+		p.end(t.gen)
 		return err
 	case err != nil:
 		return err
@@ -185,7 +188,7 @@ func (t *Tracker) readProc(p *proc) error {
 		// Another process has the pid: this one ended since the last
 		// reading, which stands. The pid is identified again at the
 		// next poll.
-		p.ended = true
+		p.end(t.gen)
 		delete(t.listed, p.pid)
 		return nil
 	}
@@ -196,8 +199,14 @@ func (t *Tracker) readProc(p *proc) error {
 		}
 	}
 	p.last, p.exited = u, u.Exited
+	if p.exited && p.exitedAt == 0 {
+		p.exitedAt = t.gen
+	}
 	return nil
 }
+
+// end marks p gone at the poll gen.
+func (p *proc) end(gen uint32) { p.ended, p.endedAt = true, gen }
 
 func cmpUint(a, b uint64) int {
 	switch {

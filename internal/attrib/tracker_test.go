@@ -61,10 +61,7 @@ func TestATreeOnABusyMacAddsUpToItsExactEnergy(t *testing.T) {
 	if err := tr.ReadBeforeReap(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tr.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := tr.Result()
 	// Read: root 2 J, A 0.9 J of its 0.95 J (last read at 1.1 s), B
 	// 1.2 J, E 0.5 J. Unseen: A's last 0.05 J, C's 0.1 J, D's 0.8 J, as
 	// CPU time at 4 W per CPU second.
@@ -110,7 +107,7 @@ func TestATreeAlreadyRunningCountsFromTheFirstReading(t *testing.T) {
 		c.t = c.t.Add(100 * ms)
 		tr.Poll()
 	}
-	r, _ := tr.Result()
+	r := tr.Result()
 	// server 3 W × 1 s, worker 2 W × 0.5 s, request 4 W × 0.35 s.
 	if !near(r.CPU, 3+1+1.4, 1e-6) || r.UnseenCPUTime != 0 || r.Running != 1 || r.Processes != 3 {
 		t.Errorf("%+v: want 5.4 J, nothing unseen, 1 of 3 running", r)
@@ -146,7 +143,7 @@ func TestACoalitionCountsOnlyWhereItIsTheTreesOwn(t *testing.T) {
 		}
 		c.t = c.t.Add(800 * ms)
 		tr.Poll()
-		r, _ := tr.Result()
+		r := tr.Result()
 		switch {
 		case tc.own && (r.Coalition == nil || !near(r.Coalition.GPU, 4, 1e-6) || !near(r.Coalition.ANE, 1.2, 1e-6) || !near(r.Coalition.CPU, 1.6, 1e-6)):
 			t.Errorf("%d others, %d known: %+v (%s), want 4 J of GPU, 1.2 J of ANE, 1.6 J of CPU", tc.others, tc.known, r.Coalition, r.CoalitionNote)
@@ -171,12 +168,63 @@ func TestTheRootIsReadAsAZombieBeforeItIsReaped(t *testing.T) {
 	if err := tr.ReadBeforeReap(); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := tr.Result()
+	r := tr.Result()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("the command, reaped after: %v", err)
 	}
 	// 2 W over its lifetime as the fake saw it, 0.3 s and some.
 	if r.Running != 0 || r.CPU < 0.6 || r.Processes != 1 {
 		t.Errorf("%+v: want the zombie's final 0.6 J or more", r)
+	}
+}
+
+// A parent that reaps its child and is reaped itself between two polls:
+// the child's CPU time is in the root's count once, through the parent's,
+// not once more for having been read.
+func TestAGrandchildReapedBetweenPollsIsCountedOnce(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses([]fakepm.Process{
+		{Name: "root", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, Busy: 100 * ms},
+		{Name: "A", Pid: 4001, ID: 1001, ParentID: 1000, Born: 200 * ms, Exits: 380 * ms, Reaped: 390 * ms, Watts: 2},
+		{Name: "B", Pid: 4002, ID: 1002, ParentID: 1001, Born: 250 * ms, Exits: 340 * ms, Reaped: 360 * ms, Watts: 4},
+	}, c.now)
+	tr, err := attrib.Track(k, 3000, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c.t = c.t.Add(100 * ms)
+		tr.Poll()
+	}
+	r := tr.Result()
+	// Read: root 0.1 J, A 0.2 J and B 0.2 J at 0.3 s; the tree drew
+	// 0.1 + 0.36 + 0.36 J.
+	if !near(r.CPU, 0.5, 1e-6) || !near(r.CPU+r.UnseenCPU(), 0.82, 1e-5) {
+		t.Errorf("read %.6f J, read and unseen %.6f J: want 0.5 J and 0.82 J", r.CPU, r.CPU+r.UnseenCPU())
+	}
+}
+
+// A child whose parent exits before it is reaped by launchd: its CPU time
+// is in no count of the tree's, and is taken as last read.
+func TestAnOrphanIsCountedAsLastRead(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses([]fakepm.Process{
+		{Name: "root", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, Busy: 100 * ms},
+		{Name: "A", Pid: 4001, ID: 1001, ParentID: 1000, Born: 150 * ms, Exits: 250 * ms, Reaped: 260 * ms, Watts: 2},
+		{Name: "daemon", Pid: 4002, ID: 1002, ParentID: 1001, Born: 200 * ms, Exits: 600 * ms, Reaped: 610 * ms, Watts: 3},
+	}, c.now)
+	tr, err := attrib.Track(k, 3000, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c.t = c.t.Add(100 * ms)
+		tr.Poll()
+	}
+	r := tr.Result()
+	// root 0.1 J, A 0.1 J of 0.2 J (read at 0.2 s), the daemon 1.2 J
+	// (read as a zombie at 0.6 s); A's last 0.1 J unseen.
+	if !near(r.CPU, 1.4, 1e-6) || !near(r.CPU+r.UnseenCPU(), 1.5, 1e-5) {
+		t.Errorf("read %.6f J, read and unseen %.6f J: want 1.4 J and 1.5 J", r.CPU, r.CPU+r.UnseenCPU())
 	}
 }

@@ -35,6 +35,13 @@ type Command struct {
 	// Otherwise the command gets a process group of its own, and signals
 	// are forwarded to all of it.
 	Foreground bool
+	// Watch, when set, is called with the command's pid once it has
+	// started and before anything waits for it. The function it
+	// returns, when not nil, is called once the command has exited and
+	// before it is reaped: it must wait for the exit itself, without
+	// reaping (waitid's WNOWAIT), and may then read the command's final
+	// usage while it is a zombie.
+	Watch func(pid int) (beforeReap func())
 }
 
 // Process is a started command. One goroutine, which Start starts, waits
@@ -92,11 +99,18 @@ func Start(c Command) (*Process, error) {
 		return nil, startFailure(c.Argv[0], err)
 	}
 	p := &Process{cmd: cmd, foreground: c.Foreground, done: make(chan struct{})}
-	go p.wait()
+	var beforeReap func()
+	if c.Watch != nil {
+		beforeReap = c.Watch(cmd.Process.Pid)
+	}
+	go p.wait(beforeReap)
 	return p, nil
 }
 
-func (p *Process) wait() {
+func (p *Process) wait(beforeReap func()) {
+	if beforeReap != nil {
+		beforeReap()
+	}
 	err := p.cmd.Wait()
 	at := time.Now()
 	var ee *exec.ExitError

@@ -2,6 +2,7 @@ package fakepm
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"syscall"
 	"time"
@@ -264,3 +265,60 @@ func (f *Processes) Info() attrib.Info {
 
 // Close does nothing.
 func (f *Processes) Close() error { return nil }
+
+// ProcessesEnv names the environment variable that makes exopower's test
+// binary read a fake process table for run --attribute: "busy" is
+// BusyTree, "macos12" a Mac without per-process energy.
+const ProcessesEnv = "EXOPOWER_FAKE_PROCESSES"
+
+// BusyTree is a command's tree on a busy Mac, the command itself the real
+// root (at least 0.8 s long), times since it started:
+//
+//	root  2 W for 0.3 s, GPU 0.5 s/s meanwhile
+//	├─ A  1 W from 0.1 s to 0.45 s
+//	│  └─ B  3 W (half on the performance cores) from 0.15 s to 0.4 s
+//	├─ C  5 W from 0.205 s to 0.225 s: seen only if a poll falls then
+//	├─ D  2 W from 0.25 s to 0.5 s, another user's
+//	└─ E  1 W for 0.1 s from 0.6 s, running on after the command
+//	outside: a browser at 6 W and GPU 0.25 s/s all along
+//
+// The tree's CPU energy is BusyTreeJoules; its GPU time 0.15 s.
+func BusyTree() []Process {
+	const ms = time.Millisecond
+	return []Process{
+		{Name: "root", Real: true, ID: 1000, ParentID: 900, Watts: 2, Busy: 300 * ms, GPU: 0.5},
+		{Name: "A", Pid: 4000001, ID: 1001, ParentID: 1000, Born: 100 * ms, Exits: 450 * ms, Reaped: 470 * ms, Watts: 1},
+		{Name: "B", Pid: 4000002, ID: 1002, ParentID: 1001, Born: 150 * ms, Exits: 400 * ms, Reaped: 420 * ms, Watts: 3, PShare: 0.5},
+		{Name: "C", Pid: 4000003, ID: 1003, ParentID: 1000, Born: 205 * ms, Exits: 225 * ms, Reaped: 230 * ms, Watts: 5},
+		{Name: "D", Pid: 4000004, ID: 1004, ParentID: 1000, Born: 250 * ms, Exits: 500 * ms, Reaped: 520 * ms, Watts: 2, AnotherUsers: true},
+		{Name: "E", Pid: 4000005, ID: 1005, ParentID: 1000, Born: 600 * ms, Busy: 700 * ms, Watts: 1},
+		{Name: "browser", Pid: 500, ID: 50, ParentID: 1, Born: -10 * time.Second, Watts: 6, GPU: 0.25},
+	}
+}
+
+// BusyTreeJoules is BusyTree's CPU energy: 0.6 + 0.35 + 0.75 + 0.1 +
+// 0.5 + 0.1 J.
+const BusyTreeJoules = 2.4
+
+// BusyTreeGPU is BusyTree's GPU time, and the browser's GPU seconds per
+// second.
+const (
+	BusyTreeGPU        = 150 * time.Millisecond
+	BusyTreeBrowserGPU = 0.25
+)
+
+// ProcessesFor is the fake process table that ProcessesEnv names.
+func ProcessesFor(name string) (*Processes, error) {
+	switch name {
+	case "busy":
+		// The coalition of a terminal, with other tabs in it.
+		p := NewProcesses(BusyTree(), nil)
+		p.CoalitionOthers = 12
+		return p, nil
+	case "macos12":
+		p := NewProcesses(BusyTree(), nil)
+		p.MacOS = "12.7"
+		return p, nil
+	}
+	return nil, fmt.Errorf("%s=%s: want busy or macos12", ProcessesEnv, name)
+}

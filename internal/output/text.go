@@ -38,6 +38,7 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	row("duration", fmt.Sprintf("%s   %s, %s covered", Seconds(float64(sum.DurationSeconds)), Count(sum.Samples, "sample"), Percent(float64(sum.Coverage))))
 	writeTable(&b, sum, st)
 	writeNodes(&b, sum, st)
+	writeAttribution(&b, sum, st)
 	first, name := sum.EnergyJoules.Total, "total"
 	if s := sum.EnergyJoules.System; s != nil {
 		first, name = *s, "system"

@@ -391,3 +391,6 @@ func (s *Sampler) Stop() error {
 	<-s.done
 	return err
 }
+
+// Source names the stream's source (Config.Source).
+func (s *Sampler) Source() string { return s.cfg.Source }

@@ -74,6 +74,10 @@ type Summary struct {
 	// not knowing each node's span edges better than its round trip.
 	UncertaintyJoules *Num `json:"uncertainty_joules,omitempty"`
 
+	// Attribution is the command's own process tree's energy (run
+	// --attribute); absent otherwise.
+	Attribution *Attribution `json:"attribution,omitempty"`
+
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
 	Title string `json:"-"`

@@ -1,0 +1,69 @@
+package attrib
+
+import (
+	"sync"
+	"time"
+)
+
+// PollInterval is how often a command's tree is read: a descendant that
+// lives and is reaped within it is not seen, and its CPU time is counted
+// as unseen. At 100 ms, reading a tree of 100 processes costs well under
+// 0.5 % of a core (BenchmarkPoll).
+const PollInterval = 100 * time.Millisecond
+
+// Command follows the tree of a command that this process starts: Watch
+// is for child.Command.Watch.
+type Command struct {
+	k        Kernel
+	interval time.Duration
+	others   int
+	mu       sync.Mutex
+	tr       *Tracker
+	err      error // why the tree could not be followed
+	waitErr  error // why the command's end could not be waited for
+	done     chan struct{}
+}
+
+// NewCommand follows a command's tree through k, reading it every
+// interval; others is how many processes besides the tree are known to
+// share its coalition (this one, and its source's process).
+func NewCommand(k Kernel, interval time.Duration, others int) *Command {
+	return &Command{k: k, interval: interval, others: others, done: make(chan struct{})}
+}
+
+// Watch starts following the command's tree, and returns what reads it
+// once the command has exited, before it is reaped.
+func (c *Command) Watch(pid int) func() {
+	tr, err := Track(c.k, int32(pid), true, c.others)
+	c.mu.Lock()
+	c.tr, c.err = tr, err
+	c.mu.Unlock()
+	if err != nil {
+		close(c.done)
+		return nil
+	}
+	go tr.Run(c.done, c.interval)
+	return func() {
+		c.mu.Lock()
+		c.waitErr = tr.ReadBeforeReap()
+		c.mu.Unlock()
+		close(c.done)
+	}
+}
+
+// Result says what the tree drew; an error where it could not be
+// followed at all. Call it once the command has been waited for.
+func (c *Command) Result() (Result, error) {
+	c.mu.Lock()
+	tr, err, waitErr := c.tr, c.err, c.waitErr
+	c.mu.Unlock()
+	if tr == nil {
+		return Result{}, err
+	}
+	r := tr.Result()
+	if waitErr != nil {
+		r.Warnings = append(r.Warnings, "the command's end could not be waited for before it was reaped ("+waitErr.Error()+
+			"): its last moments are in the unseen CPU time")
+	}
+	return r, nil
+}
