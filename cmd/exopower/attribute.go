@@ -50,12 +50,17 @@ func (a *attribution) watch(cmd *child.Command, meter *sampler.Sampler) {
 	if a == nil {
 		return
 	}
-	others := 1
-	if meter.Source() == source.Powermetrics {
-		others++
-	}
-	a.tree = attrib.NewCommand(a.k, attrib.PollInterval, others)
+	a.tree = attrib.NewCommand(a.k, attrib.PollInterval, othersOf(meter))
 	cmd.Watch = a.tree.Watch
+}
+
+// othersOf is how many of exopower's processes share a command's
+// coalition: exopower, and powermetrics where it reads.
+func othersOf(meter *sampler.Sampler) int {
+	if meter.Source() == source.Powermetrics {
+		return 2
+	}
+	return 1
 }
 
 // finish puts what the tree drew in the summary, beside the Mac's energy

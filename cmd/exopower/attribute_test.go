@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -90,5 +91,39 @@ func TestRunAttributeOnAMacWithoutProcessEnergyRunsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran")
+	}
+}
+
+// bench --attribute gives each run its own processes' energy, and each
+// command the statistics of it.
+func TestBenchAttributesEachRunsOwnProcesses(t *testing.T) {
+	var rep bench.Report
+	ioreportJSON(t, &rep, []string{fakepm.ProcessesEnv + "=busy"}, "bench", "--json", "--attribute", "--source", "ioreport", "--runs", "2", "--baseline", "0", "-N", "sleep 0.9")
+	r := rep.Results[0]
+	if len(r.Runs) != 2 || r.CommandEnergyJoules == nil {
+		t.Fatalf("%d runs, own energy %v", len(r.Runs), r.CommandEnergyJoules)
+	}
+	var own []float64
+	for i, run := range r.Runs {
+		a := run.Attribution
+		if a == nil {
+			t.Fatalf("run %d: no attribution (%v)", i, run.Warnings)
+		}
+		within(t, "a run's CPU energy, read and unseen", float64(a.EnergyJoules.CPU+a.EnergyJoules.UnseenCPU), fakepm.BusyTreeJoules, 0.1)
+		own = append(own, float64(a.EnergyJoules.Command))
+	}
+	if mean := (own[0] + own[1]) / 2; math.Abs(float64(r.CommandEnergyJoules.Mean)-mean) > 1e-9 {
+		t.Errorf("own energy's mean %v, want the runs' %v", r.CommandEnergyJoules.Mean, mean)
+	}
+}
+
+// --attribute reads this Mac's processes: not with --node.
+func TestAttributeIsRefusedWithNodes(t *testing.T) {
+	for _, args := range [][]string{{"run", "--attribute", "--node", "127.0.0.1:1", "--", "true"}, {"bench", "--attribute", "--node", "127.0.0.1:1", "true"}} {
+		cmd, _ := exopowerCmd(t, args...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--attribute reads this Mac's processes: not with --node") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
 	}
 }

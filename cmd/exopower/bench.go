@@ -24,7 +24,9 @@ import (
 type benchOptions struct {
 	commonOptions
 	bench.Options
-	nodes nodeOptions
+	nodes     nodeOptions
+	attribute bool
+	others    int // the processes that share a run's coalition besides it: set by meter
 }
 
 func newBenchCmd(s *cli.Streams) *cobra.Command { return newBenchCmdRun(s, runBench) }
@@ -87,6 +89,7 @@ func (o *benchOptions) addFlags(c *cobra.Command) {
 	f.BoolVarP(&o.NoShell, "no-shell", "N", false, "run the commands without a shell, each split into its words: --shell=none")
 	f.StringVar(&o.IgnoreFailure, "ignore-failure", "", "measure the runs that fail all the same: with no `CODES` (or all-non-zero) any status, else those of the comma-separated list, such as --ignore-failure=1,2 (hyperfine's -i)")
 	f.Lookup("ignore-failure").NoOptDefVal = "all-non-zero"
+	f.BoolVar(&o.attribute, "attribute", false, "also measure each run's own processes (exopower's own, not hyperfine's): their CPU energy as the kernel counts it, their share of the GPU's, and the rest of the Mac's (macOS 13 or later)")
 	f.BoolVar(&o.ShowOutput, "show-output", false, "let the commands' output through (to stderr with --json): --output=inherit")
 	f.StringArrayVar(&o.Outputs, "output", nil, "where the commands' output goes, `WHERE`: null (the default), pipe (read and thrown away), inherit (as --show-output) or a FILE (stdout to it, made anew for every command, hooks too; ./name for a name alone); once for all commands, or once for each")
 	f.StringVar(&o.Input, "input", "null", "the commands' standard input, `WHERE`: null or a FILE, read from its start by every command")
@@ -145,6 +148,9 @@ func (o *benchOptions) validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
+	if o.attribute && o.nodes.Given() {
+		return cli.Fail(errAttributeNodes)
+	}
 	return o.commonOptions.validate()
 }
 
@@ -166,9 +172,17 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := cfg.Look(s.Getenv("PATH")); err != nil {
 		return err
 	}
+	tree, err := openAttribution(o.attribute)
+	if err != nil {
+		return err
+	}
+	defer tree.close()
 	meter, err := o.meter(ctx, s)
 	if err != nil {
 		return err
+	}
+	if tree != nil {
+		cfg.Processes, cfg.Others = tree.k, o.others
 	}
 	// Each command's block is written as soon as its runs are done, as
 	// hyperfine writes each benchmark; the rest once all are.
@@ -208,5 +222,6 @@ func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, 
 	if err != nil {
 		return nil, err
 	}
+	o.others = othersOf(meter)
 	return bench.NewStreamMeter(meter), nil
 }

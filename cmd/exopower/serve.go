@@ -125,5 +125,6 @@ func (o *serveOptions) config() (serve.Config, error) {
 	}
 	cfg.Boot, cfg.Interval, cfg.Reasons = boot.ID(), o.interval, source.Reasons()
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
+	cfg.Processes = openKernel
 	return cfg, nil
 }

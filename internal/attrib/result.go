@@ -88,6 +88,25 @@ func (t *Tracker) Result() Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ended = true
+	return t.result()
+}
+
+// Snapshot says what the tree has drawn so far, and goes on reading it.
+func (t *Tracker) Snapshot() Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.result()
+}
+
+// Readable is whether the root's usage can be read: not where it is
+// another user's.
+func (t *Tracker) Readable() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.procs[t.rootID].denied
+}
+
+func (t *Tracker) result() Result {
 	r := Result{Polls: int(t.gen), GPUTime: t.gpu.tree, AllGPUTime: t.gpu.all, GPUErr: t.gpu.err}
 	for _, p := range t.procs {
 		switch {

@@ -47,6 +47,12 @@ func (r Result) Wire(interval time.Duration, mac power.Values, has power.Reporte
 	return a
 }
 
+// WireComponents is Wire over the Mac's energy as a summary gives it.
+func (r Result) WireComponents(interval time.Duration, c wire.Components, info Info) *wire.Attribution {
+	mac := power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total), System: float64(val(c.System))}
+	return r.Wire(interval, mac, power.Reported{CPU: true, GPU: true, ANE: true, DRAM: c.DRAM != nil, System: c.System != nil}, info)
+}
+
 func val(n *wire.Num) wire.Num {
 	if n == nil {
 		return 0

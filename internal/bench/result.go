@@ -63,6 +63,10 @@ type Result struct {
 	// read a count from.
 	RunsWithoutUnits int      `json:"runs_without_units"`
 	Warnings         []string `json:"warnings"`
+	// CommandEnergyJoules is the statistics of the runs' own processes'
+	// energy (--attribute: attribution.energy_joules.command of each
+	// run); absent without.
+	CommandEnergyJoules *Spread `json:"command_energy_joules,omitempty"`
 
 	unit  string // the unit of work's name, for the text
 	label string // Job.Label: the name the text and the tables show
@@ -113,6 +117,9 @@ type Run struct {
 	// run's energy is; null for this Mac alone.
 	Nodes    []wire.NodeSummary `json:"nodes"`
 	Warnings []string           `json:"warnings"`
+	// Attribution is the run's own processes' energy (--attribute),
+	// as run --attribute gives it; absent without.
+	Attribution *wire.Attribution `json:"attribution,omitempty"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -211,6 +218,7 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	r.Mean, r.Stddev, r.Median, r.Min, r.Max = num(t.Mean), num(t.Stddev), num(t.Median), num(t.Min), num(t.Max)
 	r.User, r.System = num(Summarize(user).Mean), num(Summarize(sys).Mean)
 	r.NetEnergyJoules = newSpread(net)
+	r.CommandEnergyJoules = r.commandEnergy()
 	// The system's only where every run has it: a mean over some runs
 	// would not be the command's.
 	if len(system) == len(r.Runs) {
@@ -231,6 +239,21 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 		r.unit = *unit
 		r.perUnit(*unit)
 	}
+}
+
+// commandEnergy is the statistics of the runs' own processes' energy,
+// where every run has it.
+func (r *Result) commandEnergy() *Spread {
+	var own []float64
+	for _, run := range r.Runs {
+		if run.Attribution != nil {
+			own = append(own, float64(run.Attribution.EnergyJoules.Command))
+		}
+	}
+	if len(own) != len(r.Runs) {
+		return nil
+	}
+	return newSpread(own)
 }
 
 // Preview is r with the statistics known once its runs are done, before

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/access"
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
@@ -92,6 +93,11 @@ type Config struct {
 	Input string
 	// Identity is whom the commands run as.
 	Identity child.Identity
+	// Processes, when not nil, follows each measured run's processes
+	// (--attribute): the run's own energy beside the Mac's. Others is
+	// how many processes besides a run's share its coalition.
+	Processes attrib.Kernel
+	Others    int
 	// Stdout and Stderr take the output of the jobs whose Output is
 	// OutputInherit; nil discards it.
 	Stdout, Stderr io.Writer
@@ -428,6 +434,7 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 		b.failed = err
 		return Run{}, false
 	}
+	tree := b.follow(&cmd)
 	started := time.Now()
 	p, err := child.Start(cmd)
 	if err != nil {
@@ -455,7 +462,35 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 	run.WallSeconds = wire.Num(exit.At.Sub(started).Seconds())
 	run.UserSeconds, run.SystemSeconds = wire.Num(exit.User.Seconds()), wire.Num(exit.System.Seconds())
 	run.Units = b.units(out)
+	run.attribute(tree, b.cfg.Processes)
 	return run, true
+}
+
+// follow has the run's processes followed (--attribute): nil without.
+func (b *Runner) follow(cmd *child.Command) *attrib.Command {
+	if b.cfg.Processes == nil {
+		return nil
+	}
+	tree := attrib.NewCommand(b.cfg.Processes, attrib.PollInterval, b.cfg.Others)
+	cmd.Watch = tree.Watch
+	return tree
+}
+
+// attribute puts what the run's own processes drew in it, beside the
+// Mac's energy over its span.
+func (run *Run) attribute(tree *attrib.Command, k attrib.Kernel) {
+	if tree == nil {
+		return
+	}
+	r, err := tree.Result()
+	if err != nil {
+		run.Warnings = append(run.Warnings, "--attribute: the command's processes could not be followed: "+err.Error())
+		return
+	}
+	run.Attribution = r.WireComponents(attrib.PollInterval, run.EnergyJoules, k.Info())
+	for _, w := range r.Warnings {
+		run.Warnings = append(run.Warnings, "--attribute: "+w)
+	}
 }
 
 // end closes a span that measures nothing (the bench was cut short), at

@@ -190,6 +190,7 @@ func (t *Text) block(i int, r Result) string {
 	}
 	ranged(r.EnergyJoules, output.Joules, runs)
 	row("Power", r.AvgPowerWatts, output.Watts, "")
+	row("Own energy", r.CommandEnergyJoules, output.Joules, "[its processes': CPU measured by the kernel, unseen CPU and GPU estimated]")
 	if r.Mean != nil {
 		u := t.unit(float64(*r.Mean))
 		row("Time", &Spread{Mean: *r.Mean, Stddev: r.Stddev}, u.text, fmt.Sprintf("[User: %s, System: %s]", u.text(val(r.User)), u.text(val(r.System))))

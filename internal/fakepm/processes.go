@@ -81,6 +81,15 @@ func (f *Processes) at(pid int32, t time.Duration) *Process {
 	return nil
 }
 
+func (f *Processes) inTable(pid int32) bool {
+	for i := range f.table {
+		if f.table[i].Pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *Processes) pidOf(p *Process) int32 {
 	if p.Pid == 0 {
 		return f.root
@@ -155,16 +164,18 @@ func (f *Processes) Pids(buf []int32) ([]int32, error) {
 	return buf, nil
 }
 
-// Identify identifies a process; the first pid asked for that is not in
-// the table is the root, and the table's time starts.
+// Identify identifies a process; a pid asked for that is not in the
+// table is the root, and the table's time starts again.
 func (f *Processes) Identify(pid int32) (attrib.Ident, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if pid == 1 {
 		return attrib.Ident{UniqueID: 1}, nil
 	}
-	if f.root == 0 {
-		f.root, f.start = pid, f.now()
+	if pid != f.root && !f.inTable(pid) {
+		// A new command: the table starts again around it, as for the
+		// next run of a bench.
+		f.root, f.start, f.rootExit = pid, f.now(), 0
 	}
 	p := f.at(pid, f.since())
 	if p == nil {

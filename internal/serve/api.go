@@ -108,10 +108,22 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	if !s.reserve(w, &s.pending) {
 		return
 	}
+	// The process the span names, if it names one, is read first: one
+	// that cannot be is refused before a span is open.
+	tr, err := s.openTree(r)
+	if err != nil {
+		s.mu.Lock()
+		s.pending--
+		s.mu.Unlock()
+		var te *treeError
+		errors.As(err, &te)
+		fail(w, te.code, te.msg)
+		return
+	}
 	// Begin asks powermetrics for a sample and waits for it, so that a
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)
-	o := &openSpan{id: newID(), span: sp, started: sp.Start}
+	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr}
 	gone := r.Context().Err() != nil
 	s.mu.Lock()
 	s.pending--
@@ -123,6 +135,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		// The client will never learn the id: a span kept for it would
 		// count against the limit for a day.
 		s.meter.End(r.Context(), sp, sp.Start)
+		tr.stop()
 		return
 	}
 	s.opened.Add(1)
@@ -138,6 +151,7 @@ func tooMany(w http.ResponseWriter) {
 func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) wire.Reading {
 	sum := output.NewSummary(r, o.started, s.cfg.Interval)
 	sum.Type = "span"
+	sum.Attribution = o.tree.attribution(r, ended != nil)
 	sr := wire.Reading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
 	if ended != nil {
 		e := wall(*ended)

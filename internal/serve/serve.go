@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/sampler"
 )
 
@@ -84,6 +85,9 @@ type Config struct {
 	Version, Revision, GoVersion string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Processes opens the kernel's accounting of processes, for spans
+	// that name a process (?pid=); nil: such spans are refused.
+	Processes func() (attrib.Kernel, error)
 }
 
 // Server answers the HTTP API over one Meter.
@@ -133,6 +137,7 @@ type openSpan struct {
 	id      string
 	span    *sampler.Span
 	started time.Time // wall clock, for people and other machines
+	tree    *tree     // the process tree the span names, or nil
 }
 
 // New returns a Server over meter, whose source src is.
@@ -166,6 +171,7 @@ func (s *Server) Expire() int {
 	defer cancel()
 	for _, o := range old {
 		s.meter.End(ctx, o.span, s.cfg.Now())
+		o.tree.stop()
 	}
 	return len(old)
 }

@@ -1,0 +1,106 @@
+package serve
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/fakepm"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+const ms = time.Millisecond
+
+// A model server already running, with a worker, a request's process
+// that comes and goes, and a helper of another user's.
+func serverTree() []fakepm.Process {
+	return []fakepm.Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -5 * time.Second, Watts: 3},
+		{Name: "worker", Pid: 5001, ID: 1001, ParentID: 1000, Born: -4 * time.Second, Watts: 2},
+		{Name: "request", Pid: 5002, ID: 1002, ParentID: 1000, Born: 250 * ms, Exits: 600 * ms, Reaped: 650 * ms, Watts: 4},
+		{Name: "helper", Pid: 5003, ID: 1003, ParentID: 1000, Born: 100 * ms, Watts: 1, AnotherUsers: true},
+	}
+}
+
+// processesOn is a Config.Processes over table, on the clock c.
+func processesOn(c *clock, table []fakepm.Process) func() (attrib.Kernel, error) {
+	return func() (attrib.Kernel, error) { return fakepm.NewProcesses(table, c.Now), nil }
+}
+
+// A span that names a process holds the energy of its tree over the
+// span, counted from the span's start, and says what it could not read.
+func TestASpanThatNamesAProcessHoldsItsTreesEnergy(t *testing.T) {
+	c := newClock()
+	s, _ := offline(t, c, Config{Processes: processesOn(c, serverTree())})
+	h := s.Handler()
+	rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil))
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	url := rec.Header().Get("Location")
+	var r wire.Reading
+	for _, at := range []time.Duration{300 * ms, 200 * ms} {
+		c.advance(at)
+		rec = serveLocal(h, httptest.NewRequest(http.MethodGet, url, nil))
+		decode(t, rec, &r)
+	}
+	c.advance(500 * ms) // 1 s from the start
+	rec = serveLocal(h, httptest.NewRequest(http.MethodPost, url+"/end", nil))
+	decode(t, rec, &r)
+	a := r.Attribution
+	if a == nil {
+		t.Fatalf("no attribution: %s", rec.Body)
+	}
+	// server 3 J and worker 2 J over the second; the request 1 J read
+	// at 0.5 s, its last 0.4 J unseen until the server reaped it.
+	e := a.EnergyJoules
+	if math.Abs(float64(e.CPU)-6) > 1e-6 || math.Abs(float64(e.UnseenCPU)-0.4) > 1e-5 || a.ProcessesRead != 3 || a.ProcessesNotReadable != 1 || a.ProcessesRunningAtEnd != 2 {
+		t.Errorf("%+v: want 6 J read, 0.4 J unseen, 3 read, 1 not, 2 running", a)
+	}
+	if s.holding() != 0 {
+		t.Error("a span left open")
+	}
+}
+
+// A span that names a process that cannot be followed is refused, with
+// why, before it opens.
+func TestASpanThatNamesAProcessItCannotFollowIsRefused(t *testing.T) {
+	c := newClock()
+	theirs := serverTree()
+	theirs[0].AnotherUsers = true
+	for _, tc := range []struct {
+		query string
+		cfg   Config
+		code  int
+		why   string
+	}{
+		{"pid=abc", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "a positive whole number"},
+		{"pid=-3", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "a positive whole number"},
+		{"pid=1&pid=2", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "one process id"},
+		{"pid=4242", Config{Processes: processesOn(c, nil)}, http.StatusNotFound, "no process 4242"},
+		{"pid=4242", Config{Processes: processesOn(c, theirs)}, http.StatusForbidden, "another user's"},
+		{"pid=4242", Config{}, http.StatusNotImplemented, "reads no processes"},
+	} {
+		s, _ := offline(t, c, tc.cfg)
+		rec := serveLocal(s.Handler(), httptest.NewRequest(http.MethodPost, "/v1/spans?"+tc.query, nil))
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.why) || s.holding() != 0 {
+			t.Errorf("?%s: %d %s, %d spans: want %d, %q, none", tc.query, rec.Code, rec.Body, s.holding(), tc.code, tc.why)
+		}
+	}
+}
+
+// decode decodes an answer of 200 into v.
+func decode(t *testing.T, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatalf("%v in %s", err, rec.Body)
+	}
+}
