@@ -278,8 +278,9 @@ func (f *Processes) Info() attrib.Info {
 func (f *Processes) Close() error { return nil }
 
 // ProcessesEnv names the environment variable that makes exopower's test
-// binary read a fake process table for run --attribute: "busy" is
-// BusyTree, "macos12" a Mac without per-process energy.
+// binary read a fake process table for --attribute and ?pid=: "busy" is
+// BusyTree, "server" ServerTree, "macos12" a Mac without per-process
+// energy.
 const ProcessesEnv = "EXOPOWER_FAKE_PROCESSES"
 
 // BusyTree is a command's tree on a busy Mac, the command itself the real
@@ -318,6 +319,21 @@ const (
 	BusyTreeBrowserGPU = 0.25
 )
 
+// ServerTree is a model server already running when a span names it,
+// times since the span opened: the server at 3 W with a GPU client busy
+// half the time, a worker at 2 W, a request's process at 4 W from 0.25 s
+// to 0.6 s, and a helper of another user's.
+func ServerTree() []Process {
+	const ms = time.Millisecond
+	return []Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -5 * time.Second, Watts: 3, GPU: 0.5},
+		{Name: "worker", Pid: 5001, ID: 1001, ParentID: 1000, Born: -4 * time.Second, Watts: 2},
+		{Name: "request", Pid: 5002, ID: 1002, ParentID: 1000, Born: 250 * ms, Exits: 600 * ms, Reaped: 650 * ms, Watts: 4},
+		{Name: "helper", Pid: 5003, ID: 1003, ParentID: 1000, Born: 100 * ms, Watts: 1, AnotherUsers: true},
+		{Name: "browser", Pid: 500, ID: 50, ParentID: 1, Born: -10 * time.Second, Watts: 6, GPU: 0.25},
+	}
+}
+
 // ProcessesFor is the fake process table that ProcessesEnv names.
 func ProcessesFor(name string) (*Processes, error) {
 	switch name {
@@ -326,10 +342,12 @@ func ProcessesFor(name string) (*Processes, error) {
 		p := NewProcesses(BusyTree(), nil)
 		p.CoalitionOthers = 12
 		return p, nil
+	case "server":
+		return NewProcesses(ServerTree(), nil), nil
 	case "macos12":
 		p := NewProcesses(BusyTree(), nil)
 		p.MacOS = "12.7"
 		return p, nil
 	}
-	return nil, fmt.Errorf("%s=%s: want busy or macos12", ProcessesEnv, name)
+	return nil, fmt.Errorf("%s=%s: want busy, server or macos12", ProcessesEnv, name)
 }

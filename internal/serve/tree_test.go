@@ -16,16 +16,8 @@ import (
 
 const ms = time.Millisecond
 
-// A model server already running, with a worker, a request's process
-// that comes and goes, and a helper of another user's.
-func serverTree() []fakepm.Process {
-	return []fakepm.Process{
-		{Name: "server", ID: 1000, ParentID: 1, Born: -5 * time.Second, Watts: 3},
-		{Name: "worker", Pid: 5001, ID: 1001, ParentID: 1000, Born: -4 * time.Second, Watts: 2},
-		{Name: "request", Pid: 5002, ID: 1002, ParentID: 1000, Born: 250 * ms, Exits: 600 * ms, Reaped: 650 * ms, Watts: 4},
-		{Name: "helper", Pid: 5003, ID: 1003, ParentID: 1000, Born: 100 * ms, Watts: 1, AnotherUsers: true},
-	}
-}
+// serverTree is fakepm's model server, without the browser.
+func serverTree() []fakepm.Process { return fakepm.ServerTree()[:4] }
 
 // processesOn is a Config.Processes over table, on the clock c.
 func processesOn(c *clock, table []fakepm.Process) func() (attrib.Kernel, error) {

@@ -17,9 +17,17 @@ var spanTables = []jsondoc.TableAt{
 	{Name: "summary-rail", At: []string{"rails.*"}},
 }
 
+// attributionTables are the tables of the command's own processes'
+// energy (run --attribute, a span's ?pid=).
+var attributionTables = []jsondoc.TableAt{
+	{Name: "summary-attribute", At: []string{""}},
+	{Name: "summary-attribution", At: []string{"attribution"}},
+	{Name: "summary-attribution-energy", At: []string{"attribution.energy_joules"}},
+}
+
 // summaryTables are the tables of a Summary: a span's, the fields of
 // several Macs, and each node's span.
-var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...),
+var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables,
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{""}}, {Name: "summary-node", At: []string{"nodes[]"}}})
 
 // wireShapes are the JSON of this package's types, as the JSON reference
@@ -27,8 +35,9 @@ var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTable
 // watch --json and serve's API.
 var wireShapes = []jsondoc.Shape{
 	// A node's span is one Mac's: it has no bound of its own.
-	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node"}, Type: Summary{},
-		Never: []string{"nodes[].uncertainty_joules"}, Tables: summaryTables},
+	// A node's span is one Mac's, and never follows a process.
+	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute"}, Type: Summary{},
+		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Tables: summaryTables},
 	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{},
 		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
