@@ -31,7 +31,7 @@ is not a failure.`,
 			}
 			ctx, stop := cli.CancelOnSignal(c.Context(), s.Signals)
 			defer stop()
-			return doctor.Run(ctx, s, o.serve, powermetricsPath(o.powermetrics, s.Getenv), openIOReport)
+			return doctor.Run(ctx, s, o.serve, powermetricsPath(o.powermetrics, s.Getenv), openIOReport, openKernel)
 		},
 	}
 	addPowermetricsFlag(c, &o.powermetrics)

@@ -26,6 +26,13 @@ func nodesTables(prefix string) []jsondoc.TableAt {
 	return append(jsondoc.Under(prefix, spanTables...), jsondoc.TableAt{Name: "summary-node", At: []string{prefix}})
 }
 
+// attributionTables are the tables of a summary's attribution (run
+// --attribute) under the object that holds it.
+var attributionTables = []jsondoc.TableAt{
+	{Name: "summary-attribution", At: []string{"attribution"}},
+	{Name: "summary-attribution-energy", At: []string{"attribution.energy_joules"}},
+}
+
 var benchTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "bench", At: []string{""}},
 	{Name: "bench-baseline", At: []string{"baseline"}},
@@ -34,10 +41,10 @@ var benchTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "bench-run", At: []string{"results[].runs[]"}},
 	{Name: "bench-spread", At: []string{"results[].energy_joules", "results[].net_energy_joules",
 		"results[].system_energy_joules", "results[].net_system_energy_joules", "results[].avg_power_watts",
-		"results[].duration_seconds", "results[].energy_per_unit_joules", "results[].units_per_joule"}},
+		"results[].duration_seconds", "results[].energy_per_unit_joules", "results[].units_per_joule", "results[].command_energy_joules"}},
 	{Name: "summary-source", At: []string{"source"}},
 	{Name: "summary-components", At: []string{"results[].runs[].energy_joules", "results[].runs[].avg_power_watts"}},
-}, nodesTables("results[].runs[].nodes[]"))
+}, nodesTables("results[].runs[].nodes[]"), jsondoc.Under("results[].runs[]", attributionTables...))
 
 var llmTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "llm", At: []string{""}},
@@ -63,15 +70,16 @@ var llmTables = slices.Concat([]jsondoc.TableAt{
 var readmeShapes = []jsondoc.Shape{
 	// A bench run's nodes are the nodes of run --node, shown there; a
 	// node's span is one Mac's, with no bound of its own.
-	{Names: []string{"bench", "bench-ioreport"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes"},
-		Never: []string{"results[].runs[].nodes[].uncertainty_joules"}, Tables: benchTables},
+	// A run's attribution is run --attribute's, shown whole there.
+	{Names: []string{"bench", "bench-ioreport", "bench-attribute"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
+		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
 	// fields are in the reference's tables), not in an example of one.
 	{Names: []string{"llm"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
-			"results[].run.summary.nodes[].uncertainty_joules"},
+			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},
 		Tables: llmTables},
 	{Names: []string{"samples-window"}, Type: output.SampleRow{}, Tables: []jsondoc.TableAt{
 		{Name: "samples-window", At: []string{""}},

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
@@ -58,13 +59,16 @@ type system struct {
 	// measures with both sources at once, as root.
 	ioreport   func(ctx context.Context) check
 	sideBySide func(ctx context.Context, path string) check
+	// processes opens the kernel's accounting of processes, for run
+	// --attribute.
+	processes func() (attrib.Kernel, error)
 	// serveAddr is where an exopower serve is looked for, and get is how
 	// its status is fetched.
 	serveAddr string
 	get       func(ctx context.Context, url string) (*http.Response, error)
 }
 
-func liveSystem(open source.OpenIOReport) system {
+func liveSystem(open source.OpenIOReport, processes func() (attrib.Kernel, error)) system {
 	name := "USERNAME"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
@@ -72,7 +76,7 @@ func liveSystem(open source.OpenIOReport) system {
 	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample,
 		ioreport:   func(ctx context.Context) check { return checkIOReport(ctx, open) },
 		sideBySide: func(ctx context.Context, path string) check { return compareSources(ctx, path, open, 3*time.Second) },
-		serveAddr:  wire.DefaultListen, get: httpGet}
+		serveAddr:  wire.DefaultListen, get: httpGet, processes: processes}
 }
 
 // httpGet fetches url directly, never through a proxy: the serve looked
@@ -100,15 +104,15 @@ type check struct {
 // serve answers at serveAddr. It writes a line per check, with the fixes
 // of each that failed, to s.Out, and fails with status 1 when a check
 // fails.
-func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open source.OpenIOReport) error {
-	sys := liveSystem(open)
+func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open source.OpenIOReport, processes func() (attrib.Kernel, error)) error {
+	sys := liveSystem(open, processes)
 	sys.serveAddr = serveAddr
 	return run(ctx, s, sys, path)
 }
 
 func run(ctx context.Context, s *cli.Streams, sys system, path string) error {
 	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path),
-		sys.ioreport(ctx), sys.compare(ctx, path), sys.checkServe(ctx)}
+		sys.ioreport(ctx), sys.compare(ctx, path), sys.checkProcesses(), sys.checkServe(ctx)}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {

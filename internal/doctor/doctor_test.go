@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
@@ -49,12 +50,38 @@ func aMac() system {
 		sideBySide: func(context.Context, string) check {
 			return check{name: "side by side", ok: true, detail: "powermetrics / ioreport"}
 		},
+		processes: func() (attrib.Kernel, error) {
+			return &stubKernel{info: attrib.Info{MacOS: "15.5", Chip: "Apple M4 Pro", ProcessEnergy: true, AcceleratorEnergy: true}}, nil
+		},
 		serveAddr: "127.0.0.1:10241",
 		get: func(context.Context, string) (*http.Response, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 		},
 	}
 }
+
+// stubKernel is a kernel's accounting of processes that gives exopower's
+// own 1.5 J and two processes' GPU time, or the errors set.
+type stubKernel struct {
+	info             attrib.Info
+	usageErr, gpuErr error
+}
+
+func (k *stubKernel) Usage(int32) (attrib.Usage, error) {
+	return attrib.Usage{EnergyNJ: 1.5e9}, k.usageErr
+}
+func (k *stubKernel) GPUTimes([]attrib.GPUTime) ([]attrib.GPUTime, error) {
+	return []attrib.GPUTime{{Pid: 1}, {Pid: 2}}, k.gpuErr
+}
+func (k *stubKernel) Pids([]int32) ([]int32, error)        { return nil, nil }
+func (k *stubKernel) Identify(int32) (attrib.Ident, error) { return attrib.Ident{}, nil }
+func (k *stubKernel) CoalitionOf(int32) (uint64, error)    { return 0, nil }
+func (k *stubKernel) CoalitionUsage(uint64) (attrib.CoalitionUsage, error) {
+	return attrib.CoalitionUsage{}, nil
+}
+func (k *stubKernel) WaitExited(int32) error { return nil }
+func (k *stubKernel) Info() attrib.Info      { return k.info }
+func (k *stubKernel) Close() error           { return nil }
 
 // answers makes the system's HTTP client get one answer for every URL.
 func answers(s *system, code int, contentType, server, body string) {
@@ -112,6 +139,7 @@ func serveCases() []doctorCase {
 func TestEveryDoctorCheckCanFail(t *testing.T) {
 	tests := []doctorCase{
 		{"all pass on an Apple Silicon Mac as root", func(*system) {}, []string{"ok    macOS          15.5 (24F74)", "ok    Apple Silicon  Apple M4 Pro",
+			"ok    processes      macOS 15.5, Apple M4 Pro: the kernel measures each process's CPU energy (exopower's own so far: 1.500 J); the GPU's time of 2 processes; coalitions carry",
 			"info  serve          not running: nothing listens at 127.0.0.1:10241 (optional", "exopower can measure on this machine"}},
 		{"macOS fails elsewhere", func(s *system) { s.goos = "linux" }, []string{"FAIL  macOS          this is linux", "fix: exopower measures on macOS"}},
 		{"macOS fails when sw_vers does", func(s *system) {
@@ -133,6 +161,19 @@ func TestEveryDoctorCheckCanFail(t *testing.T) {
 			s.euid = 501
 			answer(s, "sudo -n -l /usr/bin/powermetrics", "/usr/bin/powermetrics", nil)
 		}, []string{"ok    privileges     not root: exopower runs powermetrics through sudo -n"}},
+		{"processes pass for information on a Mac without process energy", func(s *system) {
+			s.processes = func() (attrib.Kernel, error) {
+				return &stubKernel{info: attrib.Info{MacOS: "12.7", Chip: "Apple M1"}}, nil
+			}
+		}, []string{"info  processes      this Mac keeps no energy per process (macOS 12.7, Apple M1): run --attribute needs macOS 13 or later"}},
+		{"processes pass for information where the binding cannot load", func(s *system) {
+			s.processes = func() (attrib.Kernel, error) { return nil, errors.New("no libSystem") }
+		}, []string{"info  processes      run --attribute cannot read processes' energy here: no libSystem"}},
+		{"processes fail when exopower's own cannot be read", func(s *system) {
+			s.processes = func() (attrib.Kernel, error) {
+				return &stubKernel{info: attrib.Info{MacOS: "15.5", Chip: "Apple M4 Pro", ProcessEnergy: true}, usageErr: attrib.ErrNotPermitted}, nil
+			}
+		}, []string{"FAIL  processes      macOS 15.5 keeps energy per process, but exopower's own could not be read: not permitted", "fix: run --attribute will fail"}},
 		{"the test sample fails when powermetrics does", func(s *system) {
 			s.sample = func(context.Context, string) check {
 				return check{name: "test sample", detail: "powermetrics ended before its first sample", fixes: []string{"check"}}

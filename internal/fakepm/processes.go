@@ -343,7 +343,10 @@ func ProcessesFor(name string) (*Processes, error) {
 		p.CoalitionOthers = 12
 		return p, nil
 	case "server":
-		return NewProcesses(ServerTree(), nil), nil
+		// A launchd service's coalition, its own, on macOS 15.
+		p := NewProcesses(ServerTree(), nil)
+		p.CoalitionGPU, p.CoalitionANE = 2.5, 0.8
+		return p, nil
 	case "macos12":
 		p := NewProcesses(BusyTree(), nil)
 		p.MacOS = "12.7"

@@ -51,9 +51,10 @@ var wireShapes = []jsondoc.Shape{
 	}},
 	{Names: []string{"serve-span-open"}, Type: Opened{}, Tables: []jsondoc.TableAt{{Name: "serve-span-open", At: []string{""}}}},
 	// A span is one node's: it never holds nodes of its own.
-	{Names: []string{"serve-span", "serve-span-end"}, Type: Reading{},
-		Never:  []string{"nodes", "uncertainty_joules"},
-		Tables: append([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables...)},
+	// A span's attribution is run --attribute's, shown whole there.
+	{Names: []string{"serve-span", "serve-span-end", "serve-span-pid"}, Type: Reading{},
+		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution"},
+		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
 	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label"}},
 	{Names: []string{"serve-error"}, Type: Error{}, Tables: []jsondoc.TableAt{{Name: "serve-error", At: []string{""}}}},
