@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"math/big"
 	"os"
 	"os/exec"
@@ -120,6 +121,7 @@ var scenarios = map[string]scenario{
 	"the poll's calls allocate nothing":               {"tree", noAllocations},
 	"no GPU":                                          {"tree", noGPU},
 	"the command exits, and is a zombie until reaped": {"exits", theCommandExits},
+	"the Tracker over the binding":                    {"exits", theTrackerOverTheBinding},
 	"a descendant gone between two readings":          {"exits", aDescendantGone},
 	"waiting for a process not exopower's child":      {"exits", notAChild},
 	"a pid reused":                                    {"reuse", aPidReused},
@@ -445,6 +447,44 @@ func theCommandExits(t *testing.T, f *fakeLib) {
 	_, err := k.CoalitionOf(500)
 	wantErr(t, "CoalitionOf the zombie", err, attrib.ErrNoProcess, "zombie")
 	isReaped(t, f, k)
+	closeAll(t, f, k)
+}
+
+// The Tracker follows the command through the binding: the command read
+// as a zombie after its end, its child read once before it was reaped,
+// the rest of that child's time unseen, to the nanojoule and the
+// nanosecond that the fake's counters give.
+func theTrackerOverTheBinding(t *testing.T, f *fakeLib) {
+	k := open(t)
+	tr, err := attrib.Track(k, 500, true, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tr.ReadBeforeReap() }()
+	f.tick()
+	tr.Poll()
+	f.tick() // the command exits
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("ReadBeforeReap: %v", err)
+	}
+	r := tr.Result()
+	final := exitsCommand.usageAt(2, exitsChildMach, true)
+	child := exitsChild.usageAt(0, 0, false)
+	// Each process's nanojoules are joules apart, summed as floats.
+	if want := float64(final.EnergyNJ+child.EnergyNJ) / 1e9; math.Abs(r.CPU-want) > 1e-18 || r.Processes != 2 || r.Running != 0 {
+		t.Errorf("%+v: want %g J of 2 processes, none running", r, want)
+	}
+	if want := final.ChildCPU - child.CPU; r.UnseenCPUTime != want || r.CPUTime != final.CPU+child.CPU {
+		t.Errorf("CPU time %v read, %v unseen: want %v and %v", r.CPUTime, r.UnseenCPUTime, final.CPU+child.CPU, want)
+	}
+	// The coalition holds 28 live tasks: a terminal's, not the command's.
+	if r.Coalition != nil || !strings.Contains(r.CoalitionNote, "shares its coalition") {
+		t.Errorf("coalition %+v (%s): want none of its own", r.Coalition, r.CoalitionNote)
+	}
+	if f.reap(500) != 1 {
+		t.Fatal("the fake did not reap 500")
+	}
 	closeAll(t, f, k)
 }
 
