@@ -31,6 +31,10 @@ const (
 	SpanTTL = 24 * time.Hour
 	// MaxBody bounds a request's body; no request needs one.
 	MaxBody = 4 << 10
+	// MaxProcessSpans bounds the spans that name a process (?pid=) open
+	// at once: each reads the process list and its tree ten times a
+	// second. One more is refused with 429.
+	MaxProcessSpans = 16
 )
 
 // Meter is the stream that serve publishes: a *sampler.Sampler.
@@ -108,6 +112,7 @@ type Server struct {
 	mu      sync.Mutex
 	spans   map[string]*openSpan
 	pending int // spans being opened: counted against MaxOpenSpans
+	trees   int // spans that follow a process, open or being opened: counted against MaxProcessSpans
 	streams int // streams of windows, each holding a span: counted too
 
 	// What serve answered, for the line it ends with (Served).

@@ -17,10 +17,11 @@ import (
 // its descendants, read every attrib.PollInterval while the span is open,
 // each counted from the span's start.
 type tree struct {
-	k    attrib.Kernel
-	t    *attrib.Tracker
-	done chan struct{}
-	once sync.Once
+	k       attrib.Kernel
+	t       *attrib.Tracker
+	done    chan struct{}
+	once    sync.Once
+	release func() // gives its place among the MaxProcessSpans back
 }
 
 // treeError is a span's process that cannot be followed: the status to
@@ -46,11 +47,40 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
 	}
+	if !s.reserveTree() {
+		return nil, &treeError{http.StatusTooManyRequests, fmt.Sprintf("%d spans that name a process are open, the most there may be: end some", MaxProcessSpans)}
+	}
+	tr, err := s.follow(int32(pid))
+	if err != nil {
+		s.releaseTree()
+	}
+	return tr, err
+}
+
+// reserveTree takes a place among the MaxProcessSpans, or reports false.
+func (s *Server) reserveTree() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.trees >= MaxProcessSpans {
+		return false
+	}
+	s.trees++
+	return true
+}
+
+func (s *Server) releaseTree() {
+	s.mu.Lock()
+	s.trees--
+	s.mu.Unlock()
+}
+
+// follow starts reading the tree of pid.
+func (s *Server) follow(pid int32) (*tree, error) {
 	k, err := s.cfg.Processes()
 	if err != nil {
 		return nil, &treeError{http.StatusNotImplemented, "spans that name a process (?pid=): " + err.Error()}
 	}
-	t, err := attrib.Track(k, int32(pid), false, 0)
+	t, err := attrib.Track(k, pid, false, 0)
 	switch {
 	case errors.Is(err, attrib.ErrNoProcess):
 		k.Close()
@@ -63,7 +93,7 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 		return nil, &treeError{http.StatusForbidden, fmt.Sprintf("process %d is another user's: serve, running as user %d, may not read its energy; "+
 			"run serve as the process's user", pid, os.Geteuid())}
 	}
-	tr := &tree{k: k, t: t, done: make(chan struct{})}
+	tr := &tree{k: k, t: t, done: make(chan struct{}), release: s.releaseTree}
 	go t.Run(tr.done, attrib.PollInterval)
 	return tr, nil
 }
@@ -76,6 +106,7 @@ func (t *tree) stop() {
 	t.once.Do(func() {
 		close(t.done)
 		t.k.Close()
+		t.release()
 	})
 }
 

@@ -96,3 +96,33 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, v any) {
 		t.Fatalf("%v in %s", err, rec.Body)
 	}
 }
+
+// Spans that name a process are bounded: each reads the process list ten
+// times a second. An ended one gives its place back.
+func TestSpansThatNameAProcessAreBounded(t *testing.T) {
+	c := newClock()
+	s, _ := offline(t, c, Config{Processes: processesOn(c, serverTree())})
+	h := s.Handler()
+	var first string
+	for i := range MaxProcessSpans {
+		rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil))
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("span %d: %d %s", i, rec.Code, rec.Body)
+		}
+		if i == 0 {
+			first = rec.Header().Get("Location")
+		}
+	}
+	rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil))
+	if rec.Code != http.StatusTooManyRequests || !strings.Contains(rec.Body.String(), "name a process") {
+		t.Fatalf("one more: %d %s, want 429", rec.Code, rec.Body)
+	}
+	// A span that names none is not held up.
+	if rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans", nil)); rec.Code != http.StatusCreated {
+		t.Errorf("a span of the Mac alone: %d %s", rec.Code, rec.Body)
+	}
+	decode(t, serveLocal(h, httptest.NewRequest(http.MethodPost, first+"/end", nil)), &wire.Reading{})
+	if rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil)); rec.Code != http.StatusCreated {
+		t.Errorf("once one ended: %d %s", rec.Code, rec.Body)
+	}
+}
