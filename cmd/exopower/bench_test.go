@@ -74,17 +74,19 @@ func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
 	}
 	var idleJ, idleS float64
 	// The idle spans are measured in pieces of 0.5 s, each cut at both
-	// ends by a sample asked for there: on a loaded machine the fake
-	// answers a few milliseconds late, and where the profile steps by
-	// 15 W that is up to 1 % of a piece's energy at each cut. 2 %.
+	// ends by a sample asked for there: on a loaded machine (the race
+	// detector's tests beside) the fake answers up to some 6 ms late,
+	// and where the profile steps by 15.5 W that is up to 2 % of a
+	// piece's energy at each cut. 4 %.
+	const idlePercent = 4
 	for _, sp := range []*bench.Idle{rep.Baseline.Before, rep.Baseline.After} {
 		from, to := spanOf(t, sp.StartedAt, float64(sp.DurationSeconds))
 		e := prof.Energy(from, to).Total()
-		within(t, "idle power", float64(sp.PowerWatts), e/to.Sub(from).Seconds(), 2)
+		within(t, "idle power", float64(sp.PowerWatts), e/to.Sub(from).Seconds(), idlePercent)
 		idleJ, idleS = idleJ+e, idleS+to.Sub(from).Seconds()
 	}
 	idle := idleJ / idleS
-	within(t, "pooled idle power", float64(rep.Baseline.PowerWatts), idle, 2)
+	within(t, "pooled idle power", float64(rep.Baseline.PowerWatts), idle, idlePercent)
 	r := rep.Results[0]
 	if len(r.Runs) != 3 {
 		t.Fatalf("%d runs, want 3", len(r.Runs))
@@ -93,7 +95,10 @@ func TestBenchEnergiesAgainstTheProfile(t *testing.T) {
 		from, to := spanOf(t, run.StartedAt, float64(run.DurationSeconds))
 		truth := prof.Energy(from, to).Total()
 		within(t, "energy", float64(run.EnergyJoules.Total), truth, 1)
-		within(t, "net energy", float64(*run.NetEnergyJoules), truth-idle*to.Sub(from).Seconds(), 2)
+		// The net energy's error is the run's and the idle power's over
+		// the run's length: each bounded as above.
+		d := to.Sub(from).Seconds()
+		withinJoules(t, "net energy", float64(*run.NetEnergyJoules), truth-idle*d, truth/100+idle*d*idlePercent/100)
 		if got, want := float64(*run.NetEnergyUncertaintyJoules), float64(*rep.Baseline.StandardErrorWatts)*float64(run.DurationSeconds); math.Abs(got-want) > 1e-9 {
 			t.Errorf("net energy's uncertainty %v, want the idle error over the run, %v", got, want)
 		}

@@ -25,7 +25,12 @@ func (s system) checkProcesses() check {
 		c.detail = fmt.Sprintf("this Mac keeps no energy per process (macOS %s, %s): run --attribute needs macOS 13 or later on Apple Silicon, not in a virtual machine (kern.pervasive_energy)", info.MacOS, info.Chip)
 		return c
 	}
-	u, err := k.Usage(int32(os.Getpid()))
+	self := int32(os.Getpid())
+	_, err = k.Identify(self)
+	u, uerr := k.Usage(self)
+	if err == nil {
+		err = uerr
+	}
 	if err != nil {
 		c.ok, c.info = false, false
 		c.detail = fmt.Sprintf("macOS %s keeps energy per process, but exopower's own could not be read: %v", info.MacOS, err)
