@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
@@ -149,7 +150,7 @@ func (o *benchOptions) validate() error {
 		return err
 	}
 	if o.attribute && o.nodes.Given() {
-		return cli.Fail(errAttributeNodes)
+		return cli.Fail(attrib.ErrNodes)
 	}
 	return o.commonOptions.validate()
 }
@@ -172,17 +173,17 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := cfg.Look(s.Getenv("PATH")); err != nil {
 		return err
 	}
-	tree, err := openAttribution(o.attribute)
+	tree, err := attrib.Begin(o.attribute, openKernel)
 	if err != nil {
 		return err
 	}
-	defer tree.close()
+	defer tree.Close()
 	meter, err := o.meter(ctx, s)
 	if err != nil {
 		return err
 	}
 	if tree != nil {
-		cfg.Processes, cfg.Others = tree.k, o.others
+		cfg.Processes, cfg.Others = tree.Kernel, o.others
 	}
 	// Each command's block is written as soon as its runs are done, as
 	// hyperfine writes each benchmark; the rest once all are.

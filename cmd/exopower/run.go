@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
@@ -74,11 +75,11 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if o.nodes.Given() {
 		return o.runCluster(ctx, s, cmd)
 	}
-	tree, err := openAttribution(o.attribute)
+	tree, err := attrib.Begin(o.attribute, openKernel)
 	if err != nil {
 		return err
 	}
-	defer tree.close()
+	defer tree.Close()
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
@@ -99,7 +100,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		meter.Stop()
 		return cli.Fail(errors.New(notRun))
 	}
-	tree.watch(&cmd, meter)
+	tree.Watch(&cmd, othersOf(meter))
 	p, err := child.Start(cmd)
 	if err != nil {
 		meter.Stop()
@@ -118,7 +119,7 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
 	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
-	sum := tree.finish(output.NewSummary(res, span.Start, o.interval), res)
+	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
 	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }
 
@@ -142,7 +143,7 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 		return child.Command{}, cli.Fail(errors.New("--samples and --plot are of this Mac's windows: not with --node"))
 	}
 	if o.attribute && o.nodes.Given() {
-		return child.Command{}, cli.Fail(errAttributeNodes)
+		return child.Command{}, cli.Fail(attrib.ErrNodes)
 	}
 	if err := o.files.Check(id.Cred); err != nil {
 		return child.Command{}, err

@@ -47,10 +47,10 @@ func (r Result) Wire(interval time.Duration, mac power.Values, has power.Reporte
 	return a
 }
 
-// WireComponents is Wire over the Mac's energy as a summary gives it.
-func (r Result) WireComponents(interval time.Duration, c wire.Components, info Info) *wire.Attribution {
+// FromComponents is the Mac's energy as a summary gives it, for Wire.
+func FromComponents(c wire.Components) (power.Values, power.Reported) {
 	mac := power.Values{CPU: float64(c.CPU), GPU: float64(c.GPU), ANE: float64(c.ANE), Total: float64(c.Total), System: float64(val(c.System))}
-	return r.Wire(interval, mac, power.Reported{CPU: true, GPU: true, ANE: true, DRAM: c.DRAM != nil, System: c.System != nil}, info)
+	return mac, power.Reported{CPU: true, GPU: true, ANE: true, DRAM: c.DRAM != nil, System: c.System != nil}
 }
 
 func val(n *wire.Num) wire.Num {

@@ -462,7 +462,7 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 	run.WallSeconds = wire.Num(exit.At.Sub(started).Seconds())
 	run.UserSeconds, run.SystemSeconds = wire.Num(exit.User.Seconds()), wire.Num(exit.System.Seconds())
 	run.Units = b.units(out)
-	run.attribute(tree, b.cfg.Processes)
+	run.attribute(tree)
 	return run, true
 }
 
@@ -478,19 +478,13 @@ func (b *Runner) follow(cmd *child.Command) *attrib.Command {
 
 // attribute puts what the run's own processes drew in it, beside the
 // Mac's energy over its span.
-func (run *Run) attribute(tree *attrib.Command, k attrib.Kernel) {
+func (run *Run) attribute(tree *attrib.Command) {
 	if tree == nil {
 		return
 	}
-	r, err := tree.Result()
-	if err != nil {
-		run.Warnings = append(run.Warnings, "--attribute: the command's processes could not be followed: "+err.Error())
-		return
-	}
-	run.Attribution = r.WireComponents(attrib.PollInterval, run.EnergyJoules, k.Info())
-	for _, w := range r.Warnings {
-		run.Warnings = append(run.Warnings, "--attribute: "+w)
-	}
+	var w []string
+	run.Attribution, w = tree.Attribution(attrib.FromComponents(run.EnergyJoules))
+	run.Warnings = append(run.Warnings, w...)
 }
 
 // end closes a span that measures nothing (the bench was cut short), at
