@@ -182,21 +182,11 @@ func TestTheRootIsReadAsAZombieBeforeItIsReaped(t *testing.T) {
 // the child's CPU time is in the root's count once, through the parent's,
 // not once more for having been read.
 func TestAGrandchildReapedBetweenPollsIsCountedOnce(t *testing.T) {
-	c := &clock{t: time.Unix(1000, 0)}
-	k := fakepm.NewProcesses([]fakepm.Process{
+	r := tenPolls(t, []fakepm.Process{
 		{Name: "root", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, Busy: 100 * ms},
 		{Name: "A", Pid: 4001, ID: 1001, ParentID: 1000, Born: 200 * ms, Exits: 380 * ms, Reaped: 390 * ms, Watts: 2},
 		{Name: "B", Pid: 4002, ID: 1002, ParentID: 1001, Born: 250 * ms, Exits: 340 * ms, Reaped: 360 * ms, Watts: 4},
-	}, c.now)
-	tr, err := attrib.Track(k, 3000, true, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		c.t = c.t.Add(100 * ms)
-		tr.Poll()
-	}
-	r := tr.Result()
+	})
 	// Read: root 0.1 J, A 0.2 J and B 0.2 J at 0.3 s; the tree drew
 	// 0.1 + 0.36 + 0.36 J.
 	if !near(r.CPU, 0.5, 1e-6) || !near(r.CPU+r.UnseenCPU(), 0.82, 1e-5) {
@@ -207,13 +197,24 @@ func TestAGrandchildReapedBetweenPollsIsCountedOnce(t *testing.T) {
 // A child whose parent exits before it is reaped by launchd: its CPU time
 // is in no count of the tree's, and is taken as last read.
 func TestAnOrphanIsCountedAsLastRead(t *testing.T) {
-	c := &clock{t: time.Unix(1000, 0)}
-	k := fakepm.NewProcesses([]fakepm.Process{
+	r := tenPolls(t, []fakepm.Process{
 		{Name: "root", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, Busy: 100 * ms},
 		{Name: "A", Pid: 4001, ID: 1001, ParentID: 1000, Born: 150 * ms, Exits: 250 * ms, Reaped: 260 * ms, Watts: 2},
 		{Name: "daemon", Pid: 4002, ID: 1002, ParentID: 1001, Born: 200 * ms, Exits: 600 * ms, Reaped: 610 * ms, Watts: 3},
-	}, c.now)
-	tr, err := attrib.Track(k, 3000, true, 0)
+	})
+	// root 0.1 J, A 0.1 J of 0.2 J (read at 0.2 s), the daemon 1.2 J
+	// (read as a zombie at 0.6 s); A's last 0.1 J unseen.
+	if !near(r.CPU, 1.4, 1e-6) || !near(r.CPU+r.UnseenCPU(), 1.5, 1e-5) {
+		t.Errorf("read %.6f J, read and unseen %.6f J: want 1.4 J and 1.5 J", r.CPU, r.CPU+r.UnseenCPU())
+	}
+}
+
+// tenPolls follows the tree of table's root from its birth, polling it at
+// 0.1 s to 1 s, and says what it drew.
+func tenPolls(t *testing.T, table []fakepm.Process) attrib.Result {
+	t.Helper()
+	c := &clock{t: time.Unix(1000, 0)}
+	tr, err := attrib.Track(fakepm.NewProcesses(table, c.now), 3000, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +222,5 @@ func TestAnOrphanIsCountedAsLastRead(t *testing.T) {
 		c.t = c.t.Add(100 * ms)
 		tr.Poll()
 	}
-	r := tr.Result()
-	// root 0.1 J, A 0.1 J of 0.2 J (read at 0.2 s), the daemon 1.2 J
-	// (read as a zombie at 0.6 s); A's last 0.1 J unseen.
-	if !near(r.CPU, 1.4, 1e-6) || !near(r.CPU+r.UnseenCPU(), 1.5, 1e-5) {
-		t.Errorf("read %.6f J, read and unseen %.6f J: want 1.4 J and 1.5 J", r.CPU, r.CPU+r.UnseenCPU())
-	}
+	return tr.Result()
 }
