@@ -461,7 +461,10 @@ func theTrackerOverTheBinding(t *testing.T, f *fakeLib) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- tr.ReadBeforeReap() }()
+	go func() {
+		_, err := tr.ReadBeforeReap()
+		done <- err
+	}()
 	f.tick()
 	tr.Poll()
 	f.tick() // the command exits

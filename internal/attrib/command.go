@@ -31,9 +31,9 @@ func NewCommand(k Kernel, interval time.Duration, others int) *Command {
 	return &Command{k: k, interval: interval, others: others, done: make(chan struct{})}
 }
 
-// Watch starts following the command's tree, and returns what reads it
-// once the command has exited, before it is reaped.
-func (c *Command) Watch(pid int) func() {
+// Watch starts following the command's tree, and returns what waits for
+// the command's exit and reads the tree then, before it is reaped.
+func (c *Command) Watch(pid int) func() time.Time {
 	tr, err := Track(c.k, int32(pid), true, c.others)
 	c.mu.Lock()
 	c.tr, c.err = tr, err
@@ -43,11 +43,13 @@ func (c *Command) Watch(pid int) func() {
 		return nil
 	}
 	go tr.Run(c.done, c.interval)
-	return func() {
+	return func() time.Time {
+		exited, err := tr.ReadBeforeReap()
 		c.mu.Lock()
-		c.waitErr = tr.ReadBeforeReap()
+		c.waitErr = err
 		c.mu.Unlock()
 		close(c.done)
+		return exited
 	}
 }
 

@@ -75,11 +75,15 @@ func (r Result) GPUShare() float64 {
 // ReadBeforeReap waits for the tree's root, a child of this process, to
 // exit, and reads the tree once more while the root is a zombie whose
 // final usage can still be read: the caller reaps it after. It returns
-// the wait's error, after which the tree has been read all the same.
-func (t *Tracker) ReadBeforeReap() error {
-	err := t.k.WaitExited(t.root)
+// when the root exited, as the wait returned, or the wait's error, after
+// which the tree has been read all the same.
+func (t *Tracker) ReadBeforeReap() (exited time.Time, err error) {
+	err = t.k.WaitExited(t.root)
+	if err == nil {
+		exited = time.Now()
+	}
 	t.Poll()
-	return err
+	return exited, err
 }
 
 // Result reads the coalition once more and says what the tree drew. The

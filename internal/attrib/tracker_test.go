@@ -58,7 +58,7 @@ func TestATreeOnABusyMacAddsUpToItsExactEnergy(t *testing.T) {
 		}
 	}
 	c.t = c.t.Add(100 * ms) // 2 s: the root exits
-	if err := tr.ReadBeforeReap(); err != nil {
+	if _, err := tr.ReadBeforeReap(); err != nil {
 		t.Fatal(err)
 	}
 	r := tr.Result()
@@ -165,8 +165,9 @@ func TestTheRootIsReadAsAZombieBeforeItIsReaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.ReadBeforeReap(); err != nil {
-		t.Fatal(err)
+	exited, err := tr.ReadBeforeReap()
+	if err != nil || exited.IsZero() {
+		t.Fatal(exited, err)
 	}
 	r := tr.Result()
 	if err := cmd.Wait(); err != nil {

@@ -37,11 +37,12 @@ type Command struct {
 	Foreground bool
 	// Watch, when set, is called with the command's pid once it has
 	// started and before anything waits for it. The function it
-	// returns, when not nil, is called once the command has exited and
-	// before it is reaped: it must wait for the exit itself, without
-	// reaping (waitid's WNOWAIT), and may then read the command's final
-	// usage while it is a zombie.
-	Watch func(pid int) (beforeReap func())
+	// returns, when not nil, is called to wait for the command: it must
+	// wait for the exit itself, without reaping (waitid's WNOWAIT), may
+	// then read the command's final usage while it is a zombie, and
+	// returns when the command exited (zero when it could not tell);
+	// the command is reaped after it.
+	Watch func(pid int) (beforeReap func() time.Time)
 }
 
 // Process is a started command. One goroutine, which Start starts, waits
@@ -99,7 +100,7 @@ func Start(c Command) (*Process, error) {
 		return nil, startFailure(c.Argv[0], err)
 	}
 	p := &Process{cmd: cmd, foreground: c.Foreground, done: make(chan struct{})}
-	var beforeReap func()
+	var beforeReap func() time.Time
 	if c.Watch != nil {
 		beforeReap = c.Watch(cmd.Process.Pid)
 	}
@@ -107,12 +108,17 @@ func Start(c Command) (*Process, error) {
 	return p, nil
 }
 
-func (p *Process) wait(beforeReap func()) {
+func (p *Process) wait(beforeReap func() time.Time) {
+	var exited time.Time
 	if beforeReap != nil {
-		beforeReap()
+		exited = beforeReap()
 	}
 	err := p.cmd.Wait()
 	at := time.Now()
+	if !exited.IsZero() {
+		// The moment the command exited, before it was read and reaped.
+		at = exited
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		err = nil
