@@ -257,18 +257,25 @@ static inline uint32_t ionew(ioobj o) {
 	return IOBASE + nio++;
 }
 
-// iouse checks that h is a live IOKit object of kind k (0: of any), as fn
-// needs it.
-static inline ioobj *iouse(uint32_t h, enum iokind k, const char *fn) {
+// iofind is the IOKit object of handle h, live or released, as fn needs
+// it.
+static inline ioobj *iofind(uint32_t h, const char *fn) {
 	enter(fn);
 	int i = (int)(h - IOBASE);
 	if (h < IOBASE || i >= nio)
 		die("%s: %#x is no IOKit object", fn, h);
-	if (io[i].refs <= 0)
-		die("%s: IOKit object %#x used after it was released", fn, h);
-	if (k != 0 && io[i].kind != k)
-		die("%s: IOKit object %#x of the wrong kind", fn, h);
 	return &io[i];
+}
+
+// iouse checks that h is a live IOKit object of kind k (0: of any), as fn
+// needs it.
+static inline ioobj *iouse(uint32_t h, enum iokind k, const char *fn) {
+	ioobj *o = iofind(h, fn);
+	if (o->refs <= 0)
+		die("%s: IOKit object %#x used after it was released", fn, h);
+	if (k != 0 && o->kind != k)
+		die("%s: IOKit object %#x of the wrong kind", fn, h);
+	return o;
 }
 
 // ---- IOKit
@@ -296,13 +303,10 @@ int32_t IOServiceGetMatchingServices(uint32_t mainPort, const void *matching, ui
 }
 
 int32_t IOObjectRelease(uint32_t h) {
-	enter(__func__);
-	int i = (int)(h - IOBASE);
-	if (h < IOBASE || i >= nio)
-		die("%s: %#x is no IOKit object", __func__, h);
-	if (io[i].refs <= 0)
+	ioobj *o = iofind(h, __func__);
+	if (o->refs <= 0)
 		die("%s: IOKit object %#x released once too often", __func__, h);
-	if (--io[i].refs == 0)
+	if (--o->refs == 0)
 		live_io--;
 	return 0;
 }
