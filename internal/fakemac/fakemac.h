@@ -35,9 +35,9 @@
 //   FAKEIO_OBJECTS     how many IOKit objects it makes at the most
 //   FAKEIO_CLASS       the one IOService class its binding matches
 //
-// It also defines is_case, which says whether the Mac the fake is (its
-// case) is the one named: in its case "no-matching", IOServiceMatching
-// gives NULL.
+// After it, the fake defines is_case, which this header declares: it says
+// whether the Mac the fake is (its case) is the one named, and in the
+// case "no-matching" IOServiceMatching gives NULL.
 
 #ifndef FAKEMAC_H
 #define FAKEMAC_H
@@ -56,8 +56,8 @@
 
 #define UTF8 0x08000100u // kCFStringEncodingUTF8
 
-// The helpers below are static inline so that a fake which does without
-// one of them is not warned of it (-Werror).
+// The helpers below but die are static inline, so that a fake which does
+// without one of them is not warned of it (-Werror).
 
 static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...) {
