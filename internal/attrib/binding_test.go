@@ -156,7 +156,8 @@ func TestTheBindingAgainstAFakeOfMacOSsProcessCalls(t *testing.T) {
 	}
 }
 
-// buildFake builds fakelib/fake.c into a shared library.
+// buildFake builds fakelib/fake.c, with what it shares with the other
+// fakes of macOS (../fakemac/fakemac.h), into a shared library.
 func buildFake(t testing.TB) string {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -166,7 +167,7 @@ func buildFake(t testing.TB) string {
 		t.Skip("gcc is missing: the binding's test builds its fake of macOS's process calls with it (apt-get install gcc)")
 	}
 	so := filepath.Join(t.TempDir(), "libattribfake.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", so, "fakelib/fake.c").CombinedOutput()
+	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "../fakemac", "-o", so, "fakelib/fake.c").CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -701,7 +702,7 @@ func noMatching(t *testing.T, f *fakeLib) {
 // The benchmarks run over the fake's tree, loaded when the package is
 // initialised, so they need the library given in the environment:
 //
-//	gcc -shared -fPIC -o /tmp/libattribfake.so internal/attrib/fakelib/fake.c
+//	gcc -shared -fPIC -I internal/fakemac -o /tmp/libattribfake.so internal/attrib/fakelib/fake.c
 //	EXOPOWER_ATTRIB_FAKE_LIBRARY=/tmp/libattribfake.so FAKE_ATTRIB_CASE=tree \
 //	  go test -tags attribfake -run '^$' -bench . -benchmem ./internal/attrib/
 func benchKernel(b *testing.B) attrib.Kernel {

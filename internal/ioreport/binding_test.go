@@ -113,7 +113,8 @@ func TestTheBindingAgainstAFakeOfMacOSsLibraries(t *testing.T) {
 	}
 }
 
-// buildFake builds fakelib/fake.c into a shared library.
+// buildFake builds fakelib/fake.c, with what it shares with the other
+// fakes of macOS (../fakemac/fakemac.h), into a shared library.
 func buildFake(t *testing.T) string {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -123,7 +124,7 @@ func buildFake(t *testing.T) string {
 		t.Skip("gcc is missing: the binding's test builds its fake of macOS's libraries with it (apt-get install gcc)")
 	}
 	so := filepath.Join(t.TempDir(), "libfake.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", so, "fakelib/fake.c").CombinedOutput()
+	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "../fakemac", "-o", so, "fakelib/fake.c").CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}

@@ -34,18 +34,18 @@
 // zombie as exopower's cmd.Wait does. The fake_* functions are for the
 // tests, never for the binding.
 //
-// Built by the test: gcc -shared -fPIC -o libfake.so fake.c
+// What it shares with the IOReport binding's fake (the abort, the main
+// thread's check, Core Foundation's objects and calls, IOKit's objects)
+// is in internal/fakemac/fakemac.h. Built by the test (buildFake in
+// binding_test.go):
+// gcc -shared -fPIC -I internal/fakemac -o libattribfake.so internal/attrib/fakelib/fake.c
 
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 // macOS's errno values (sys/errno.h).
 #define D_EPERM 1
@@ -66,19 +66,23 @@
 #define P_PID 1
 #define WEXITED_WNOWAIT 0x24 // 0x4|0x20 on macOS
 #define SIGINFO_SIZE 104
-#define UTF8 0x08000100u // kCFStringEncodingUTF8
-#define SINT64 4         // kCFNumberSInt64Type
+#define SINT64 4 // kCFNumberSInt64Type
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("fake libSystem: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
+// ---- what is its own among fakemac.h's objects
+
+#define FAKE_NAME "fake libSystem"
+#define FAKECF_KINDS NUMBER
+#define FAKECF_KIND_NAMES "a CFNumber"
+#define FAKECF_FIELDS int64_t num; // NUMBER
+// An ITERATOR gives the accelerators, or with children set the clients of
+// the accelerator acc; an ENTRY is the accelerator acc (client -1), or
+// its client.
+#define FAKEIO_FIELDS int children, acc, client;
+#define FAKEIO_OBJECTS (1 << 16)
+#define FAKEIO_CLASS "AGXAccelerator"
+#include "fakemac.h"
+
+static const unsigned long type_ids[] = {0, 7, 19, 18, 22}; // CFGetTypeID's answers, by kind
 
 // ---- the Macs it can be
 
@@ -196,7 +200,6 @@ static const fcase cases[] = {
 #define MANY_GUESS 60
 
 static const fcase *the_case = &cases[0];
-static int on_main; // loaded on the process's main thread
 static long tick;
 static int test_reaped[16]; // reaped by fake_reap, by index in the case's table
 static int interrupted;     // waitid was interrupted once
@@ -208,7 +211,6 @@ static pthread_cond_t ticked = PTHREAD_COND_INITIALIZER;
 static int is_case(const char *c) { return strcmp(the_case->name, c) == 0; }
 
 __attribute__((constructor)) static void loaded(void) {
-	on_main = syscall(SYS_gettid) == getpid();
 	const char *c = getenv("FAKE_ATTRIB_CASE");
 	if (c == NULL || *c == 0)
 		return;
@@ -506,71 +508,7 @@ int sysctlbyname(const char *name, void *old, size_t *oldlen, void *new, size_t 
 	return 0;
 }
 
-// ---- Core Foundation's objects
-
-static void enter(const char *fn) {
-	if (!on_main)
-		die("%s: the library was loaded off the main thread; Core Foundation must be initialised on the main thread", fn);
-}
-
-enum kind { ANY, STRING, ARRAY, DICT, NUMBER };
-static const char *kinds[] = {"an object", "a CFString", "a CFArray", "a CFDictionary", "a CFNumber"};
-static const unsigned long type_ids[] = {0, 7, 19, 18, 22}; // CFGetTypeID's answers
-#define MAGIC 0x43464f42u
-
-typedef struct obj obj;
-struct obj {
-	uint32_t magic;
-	enum kind kind;
-	long refs; // 0: freed, kept so that a later use is told
-	char *str;
-	obj **items; // ARRAY: n items; DICT: n keys, then n values
-	long n;
-	int64_t num;
-};
-
-static long live_cf; // objects alive
-
-static obj *make(enum kind k) {
-	obj *o = calloc(1, sizeof *o);
-	if (o == NULL)
-		die("out of memory");
-	o->magic = MAGIC;
-	o->kind = k;
-	o->refs = 1;
-	live_cf++;
-	return o;
-}
-
-// use checks that p is a live object of kind k, as fn needs it.
-static obj *use(const void *p, enum kind k, const char *fn) {
-	enter(fn);
-	obj *o = (obj *)p;
-	if (o == NULL)
-		die("%s: NULL where %s belongs (Core Foundation would crash)", fn, kinds[k]);
-	if (o->magic != MAGIC)
-		die("%s: %p is no Core Foundation object", fn, p);
-	if (o->refs <= 0)
-		die("%s: %s used after it was freed (released once too often, or used after its last release)", fn, kinds[o->kind]);
-	if (k != ANY && o->kind != k)
-		die("%s: %s where %s belongs", fn, kinds[o->kind], kinds[k]);
-	return o;
-}
-
-static void release(obj *o) {
-	if (o == NULL || --o->refs > 0)
-		return;
-	live_cf--;
-	long n = o->kind == DICT ? 2 * o->n : o->n;
-	for (long i = 0; i < n; i++)
-		release(o->items[i]);
-}
-
-static obj *string(const char *s) {
-	obj *o = make(STRING);
-	o->str = strdup(s);
-	return o;
-}
+// ---- Core Foundation, beside fakemac.h's
 
 static obj *number(int64_t v) {
 	obj *o = make(NUMBER);
@@ -578,76 +516,11 @@ static obj *number(int64_t v) {
 	return o;
 }
 
-static obj *array(long n) {
-	obj *o = make(ARRAY);
-	o->items = calloc(n + 1, sizeof(obj *));
-	o->n = n;
-	return o;
-}
-
-// dict is a dictionary of up to two keys, which takes over the values; a
-// NULL key ends it.
-static obj *dict(const char *k1, obj *v1, const char *k2, obj *v2) {
-	obj *o = make(DICT);
-	o->items = calloc(4, sizeof(obj *));
-	o->n = k2 == NULL ? 1 : 2;
-	o->items[0] = string(k1);
-	o->items[o->n] = v1;
-	if (k2 != NULL) {
-		o->items[1] = string(k2);
-		o->items[3] = v2;
-	}
-	return o;
-}
-
-// ---- Core Foundation
-
-const void *CFStringCreateWithCString(const void *alloc, const char *s, uint32_t encoding) {
-	enter(__func__);
-	if (alloc != NULL)
-		die("%s: an allocator other than the default", __func__);
-	if (s == NULL)
-		die("%s: NULL string (Core Foundation would crash)", __func__);
-	if (encoding != UTF8)
-		die("%s: encoding %#x, not kCFStringEncodingUTF8 (0x08000100)", __func__, encoding);
-	return string(s);
-}
-
-unsigned char CFStringGetCString(const void *s, char *buf, long size, uint32_t encoding) {
-	obj *o = use(s, STRING, __func__);
-	if (buf == NULL || size <= 0)
-		die("%s: no buffer", __func__);
-	if (encoding != UTF8)
-		die("%s: encoding %#x, not kCFStringEncodingUTF8 (0x08000100)", __func__, encoding);
-	if ((long)strlen(o->str) + 1 > size)
-		return 0;
-	strcpy(buf, o->str);
-	return 1;
-}
-
 unsigned long CFGetTypeID(const void *cf) { return type_ids[use(cf, ANY, __func__)->kind]; }
 unsigned long CFStringGetTypeID(void) { return type_ids[STRING]; }
 unsigned long CFArrayGetTypeID(void) { return type_ids[ARRAY]; }
 unsigned long CFDictionaryGetTypeID(void) { return type_ids[DICT]; }
 unsigned long CFNumberGetTypeID(void) { return type_ids[NUMBER]; }
-
-long CFArrayGetCount(const void *a) { return use(a, ARRAY, __func__)->n; }
-
-const void *CFArrayGetValueAtIndex(const void *a, long i) {
-	obj *o = use(a, ARRAY, __func__);
-	if (i < 0 || i >= o->n)
-		die("%s: index %ld of an array of %ld (Core Foundation would crash)", __func__, i, o->n);
-	return o->items[i];
-}
-
-const void *CFDictionaryGetValue(const void *d, const void *key) {
-	obj *o = use(d, DICT, __func__);
-	obj *k = use(key, STRING, __func__);
-	for (long i = 0; i < o->n; i++)
-		if (strcmp(o->items[i]->str, k->str) == 0)
-			return o->items[o->n + i];
-	return NULL;
-}
 
 unsigned char CFNumberGetValue(const void *n, long type, void *out) {
 	obj *o = use(n, NUMBER, __func__);
@@ -657,12 +530,6 @@ unsigned char CFNumberGetValue(const void *n, long type, void *out) {
 		die("%s: NULL out", __func__);
 	memcpy(out, &o->num, sizeof o->num);
 	return 1;
-}
-
-void CFRelease(const void *cf) {
-	if (cf == NULL)
-		die("CFRelease(NULL) (Core Foundation crashes)");
-	release(use(cf, ANY, __func__));
 }
 
 // ---- the IORegistry: the GPU and its clients
@@ -705,71 +572,14 @@ static const fclient clients[] = {
 };
 #define NACCS 2
 
-// IOKit's objects: iterators, over the accelerators (parent -1) or an
-// accelerator's children, and registry entries.
-enum iokind { ITERATOR = 1, ENTRY };
-typedef struct {
-	enum iokind kind;
-	long refs;
-	int parent; // ITERATOR: -1, or the accelerator whose children it gives
-	int next;   // ITERATOR: the next to look at
-	int acc, client; // ENTRY: an accelerator's (client -1), or a client's
-} ioobj;
-static ioobj io[1 << 16];
-static int nio;
-static long live_io; // IOKit objects not released
-#define IOBASE 0x1000u
-
-static uint32_t ionew(ioobj o) {
-	if (nio == N(io))
-		die("more than %d IOKit objects made", N(io));
-	o.refs = 1;
-	io[nio] = o;
-	live_io++;
-	return IOBASE + nio++;
-}
-
-static ioobj *iouse(uint32_t h, enum iokind k, const char *fn) {
-	enter(fn);
-	int i = (int)(h - IOBASE);
-	if (h < IOBASE || i >= nio)
-		die("%s: %#x is no IOKit object", fn, h);
-	if (io[i].refs <= 0)
-		die("%s: IOKit object %#x used after it was released", fn, h);
-	if (k != 0 && io[i].kind != k)
-		die("%s: IOKit object %#x of the wrong kind", fn, h);
-	return &io[i];
-}
-
-const void *IOServiceMatching(const char *name) {
-	enter(__func__);
-	if (name == NULL || strcmp(name, "AGXAccelerator") != 0)
-		die("%s: %s, not AGXAccelerator", __func__, name ? name : "NULL");
-	if (is_case("no-matching"))
-		return NULL;
-	return dict("IOProviderClass", string(name), NULL, NULL);
-}
-
-int32_t IOServiceGetMatchingServices(uint32_t mainPort, const void *matching, uint32_t *existing) {
-	obj *m = use(matching, DICT, __func__);
-	if (mainPort != 0)
-		die("%s: main port %#x, not kIOMainPortDefault (0)", __func__, mainPort);
-	if (existing == NULL)
-		die("%s: no place for the iterator", __func__);
-	release(m); // IOKit takes one reference of the matching dictionary, always
-	*existing = ionew((ioobj){.kind = ITERATOR, .parent = -1});
-	return 0;
-}
-
 uint32_t IOIteratorNext(uint32_t it) {
 	ioobj *o = iouse(it, ITERATOR, __func__);
 	int naccs = the_case->gpu ? NACCS : 0;
-	if (o->parent < 0)
+	if (!o->children)
 		return o->next < naccs ? ionew((ioobj){.kind = ENTRY, .acc = o->next++, .client = -1}) : 0;
-	int parent = o->parent;
 	for (; o->next < N(clients); o->next++)
-		if (clients[o->next].acc == parent)
-			return ionew((ioobj){.kind = ENTRY, .acc = parent, .client = o->next++});
+		if (clients[o->next].acc == o->acc)
+			return ionew((ioobj){.kind = ENTRY, .acc = o->acc, .client = o->next++});
 	return 0;
 }
 
@@ -781,7 +591,7 @@ int32_t IORegistryEntryGetChildIterator(uint32_t entry, const char *plane, uint3
 		die("%s: no place for the iterator", __func__);
 	if (e->client >= 0)
 		die("%s: the children of a client, not of the GPU", __func__);
-	*it = ionew((ioobj){.kind = ITERATOR, .parent = e->acc});
+	*it = ionew((ioobj){.kind = ITERATOR, .children = 1, .acc = e->acc});
 	return 0;
 }
 
@@ -846,18 +656,6 @@ const void *IORegistryEntryCreateCFProperty(uint32_t entry, const void *key, con
 	return v;
 }
 
-int32_t IOObjectRelease(uint32_t object) {
-	enter(__func__);
-	int i = (int)(object - IOBASE);
-	if (object < IOBASE || i >= nio)
-		die("%s: %#x is no IOKit object", __func__, object);
-	if (io[i].refs <= 0)
-		die("%s: IOKit object %#x released once too often", __func__, object);
-	if (--io[i].refs == 0)
-		live_io--;
-	return 0;
-}
-
 // ---- for the tests
 
 // fake_tick advances the processes' counters, and wakes waitid.
@@ -880,8 +678,6 @@ int fake_reap(int32_t pid) {
 	return done;
 }
 
-long fake_live_cf(void) { return live_cf; }
-long fake_live_io(void) { return live_io; }
 long fake_waiters(void) {
 	lock();
 	long n = waiters;
@@ -894,4 +690,3 @@ long fake_listpids_calls(void) {
 	unlock();
 	return n;
 }
-int fake_loaded_on_main_thread(void) { return on_main; }

@@ -21,35 +21,23 @@
 // fake_* functions are for the tests, never for the binding: what is
 // still alive, and how often each channel was read.
 //
-// Built by the test: gcc -shared -fPIC -o libfake.so fake.c
+// What it shares with the process-energy binding's fake (the abort, the
+// main thread's check, Core Foundation's objects and calls, IOKit's
+// objects) is in internal/fakemac/fakemac.h. Built by the test
+// (buildFake in binding_test.go):
+// gcc -shared -fPIC -I internal/fakemac -o libfake.so internal/ioreport/fakelib/fake.c
 
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#define UTF8 0x08000100u       // kCFStringEncodingUTF8
 #define TASK 0x203u            // the port mach_task_self gives
 #define PSTR 0x50535452u       // 'PSTR'
 #define FLT 0x666c7420u        // 'flt '
 #define NOT_PERMITTED 0xe00002e2u // kIOReturnNotPermitted
 #define KEY_MISSING 132        // the SMC's result for a key it has not
-
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("fake IOReport: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
 
 // ---- the Mac it is
 
@@ -72,6 +60,37 @@ static const struct {
 #define NULL_CHANNEL 3 // GPU Energy, which a stream reads
 #define NOT_SIMPLE 4   // ISP
 
+// How often each channel of a sample was taken from its array, and its
+// value read: the tests hold a stream to reading only its plan's.
+static long index_calls[NCHANS], value_calls[NCHANS];
+
+// ---- what is its own among fakemac.h's objects
+
+#define FAKE_NAME "fake IOReport"
+#define FAKECF_KINDS CHANNEL, SUBSCRIPTION
+#define FAKECF_KIND_NAMES "an IOReport channel", "an IOReport subscription"
+// mutable: a DICT that is a mutable copy, as IOReport's subscription needs
+// its channels; samples: an ARRAY of a sample's channels, whose reads are
+// counted; index and value: a CHANNEL's.
+#define FAKECF_FIELDS     \
+	int mutable, samples; \
+	int index;            \
+	int64_t value;
+#define FAKECF_ARRAY_READ(a, i)       \
+	do {                          \
+		if ((a)->samples)     \
+			index_calls[i]++; \
+	} while (0)
+// keys: an ENTRY that is AppleSMCKeysEndpoint, which has PSTR.
+#define FAKEIO_FIELDS int keys;
+#define FAKEIO_OBJECTS 256
+#define FAKEIO_CLASS "AppleSMC"
+#include "fakemac.h"
+
+// A CHANNEL holds its group, subgroup, name and unit, in items in this
+// order; a SUBSCRIPTION holds the channels it was made for.
+enum { GROUP, SUBGROUP, NAME, UNIT };
+
 // The cases. A case ending in -later applies from the second sample on:
 // the subscription's own sample is whole.
 static const char *cases[] = {
@@ -90,15 +109,13 @@ static const char *cases[] = {
 	"no-simple",     // a channel with no simple value (INT64_MIN)
 };
 static char the_case[64] = "mac";
-static int later;   // the case applies from the second sample on
-static int on_main; // loaded on the process's main thread
+static int later;    // the case applies from the second sample on
 static long samples; // samples made so far
 
 // is_case says whether the case is c, and applies now.
 static int is_case(const char *c) { return strcmp(the_case, c) == 0 && (!later || samples > 0); }
 
 __attribute__((constructor)) static void loaded(void) {
-	on_main = syscall(SYS_gettid) == getpid();
 	const char *c = getenv("FAKE_IOREPORT_CASE");
 	if (c == NULL || *c == 0)
 		return;
@@ -116,105 +133,6 @@ __attribute__((constructor)) static void loaded(void) {
 	die("FAKE_IOREPORT_CASE=%s is no case", c);
 }
 
-// enter is the start of every call: Core Foundation must have been
-// initialised, that is loaded, on the main thread.
-static void enter(const char *fn) {
-	if (!on_main)
-		die("%s: the library was loaded off the main thread; Core Foundation must be initialised on the main thread", fn);
-}
-
-// ---- Core Foundation's objects
-
-enum kind { ANY, STRING, ARRAY, DICT, CHANNEL, SUBSCRIPTION };
-static const char *kinds[] = {"an object", "a CFString", "a CFArray", "a CFDictionary", "an IOReport channel", "an IOReport subscription"};
-#define MAGIC 0x43464f42u
-
-typedef struct obj obj;
-struct obj {
-	uint32_t magic;
-	enum kind kind;
-	long refs; // 0: freed, kept so that a later use is told
-	char *str;                      // STRING
-	obj **items;                    // ARRAY: n items; DICT: n keys, then n values
-	long n;
-	int mutable, samples;           // DICT: a mutable copy; ARRAY: a sample's channels
-	obj *group, *subgroup, *name, *unit; // CHANNEL
-	int index;
-	int64_t value;
-	obj *desired; // SUBSCRIPTION
-};
-
-static long live_cf; // objects alive
-
-static obj *make(enum kind k) {
-	obj *o = calloc(1, sizeof *o);
-	if (o == NULL)
-		die("out of memory");
-	o->magic = MAGIC;
-	o->kind = k;
-	o->refs = 1;
-	live_cf++;
-	return o;
-}
-
-// use checks that p is a live object of kind k, as fn needs it.
-static obj *use(const void *p, enum kind k, const char *fn) {
-	enter(fn);
-	obj *o = (obj *)p;
-	if (o == NULL)
-		die("%s: NULL where %s belongs (Core Foundation would crash)", fn, kinds[k]);
-	if (o->magic != MAGIC)
-		die("%s: %p is no Core Foundation object", fn, p);
-	if (o->refs <= 0)
-		die("%s: %s used after it was freed (released once too often, or used after its last release)", fn, kinds[o->kind]);
-	if (k != ANY && o->kind != k)
-		die("%s: %s where %s belongs", fn, kinds[o->kind], kinds[k]);
-	return o;
-}
-
-static obj *retain(obj *o) {
-	if (o != NULL)
-		o->refs++;
-	return o;
-}
-
-static void release(obj *o) {
-	if (o == NULL || --o->refs > 0)
-		return;
-	live_cf--;
-	long n = o->kind == DICT ? 2 * o->n : o->n;
-	for (long i = 0; i < n; i++)
-		release(o->items[i]);
-	release(o->group);
-	release(o->subgroup);
-	release(o->name);
-	release(o->unit);
-	release(o->desired);
-}
-
-static obj *string(const char *s) {
-	obj *o = make(STRING);
-	o->str = strdup(s);
-	return o;
-}
-
-static obj *array(long n) {
-	obj *o = make(ARRAY);
-	o->items = calloc(n + 1, sizeof(obj *));
-	o->n = n;
-	return o;
-}
-
-// dict1 is a dictionary of one key, which takes over value.
-static obj *dict1(const char *key, obj *value) {
-	obj *o = make(DICT);
-	o->items = calloc(2, sizeof(obj *));
-	o->n = 1;
-	o->items[0] = string(key);
-	o->items[1] = value;
-	return o;
-}
-
 // channels are the group's channels as IOReport gives them, each with its
 // counter at sample k, or the value of none (-1).
 static obj *channels(long k) {
@@ -224,11 +142,11 @@ static obj *channels(long k) {
 	for (int i = 0; i < n; i++) {
 		if (k >= 0 && is_case("null-channel") && i == NULL_CHANNEL)
 			continue;
-		obj *c = make(CHANNEL);
-		c->group = string("Energy Model");
-		c->subgroup = chans[i].subgroup ? string(chans[i].subgroup) : NULL;
-		c->name = string(chans[i].name);
-		c->unit = string(chans[i].unit);
+		obj *c = holding(CHANNEL, 4);
+		c->items[GROUP] = string("Energy Model");
+		c->items[SUBGROUP] = chans[i].subgroup ? string(chans[i].subgroup) : NULL;
+		c->items[NAME] = string(chans[i].name);
+		c->items[UNIT] = string(chans[i].unit);
 		c->index = i;
 		c->value = k < 0 ? 0 : chans[i].base + chans[i].step * k;
 		if (k >= 0 && is_case("no-simple") && i == NOT_SIMPLE)
@@ -238,52 +156,7 @@ static obj *channels(long k) {
 	return a;
 }
 
-// ---- Core Foundation
-
-const void *CFStringCreateWithCString(const void *alloc, const char *s, uint32_t encoding) {
-	enter(__func__);
-	if (alloc != NULL)
-		die("%s: an allocator other than the default", __func__);
-	if (s == NULL)
-		die("%s: NULL string (Core Foundation would crash)", __func__);
-	if (encoding != UTF8)
-		die("%s: encoding %#x, not kCFStringEncodingUTF8 (0x08000100)", __func__, encoding);
-	return string(s);
-}
-
-unsigned char CFStringGetCString(const void *s, char *buf, long size, uint32_t encoding) {
-	obj *o = use(s, STRING, __func__);
-	if (buf == NULL || size <= 0)
-		die("%s: no buffer", __func__);
-	if (encoding != UTF8)
-		die("%s: encoding %#x, not kCFStringEncodingUTF8 (0x08000100)", __func__, encoding);
-	if ((long)strlen(o->str) + 1 > size)
-		return 0;
-	strcpy(buf, o->str);
-	return 1;
-}
-
-static long index_calls[NCHANS], value_calls[NCHANS];
-
-long CFArrayGetCount(const void *a) { return use(a, ARRAY, __func__)->n; }
-
-const void *CFArrayGetValueAtIndex(const void *a, long i) {
-	obj *o = use(a, ARRAY, __func__);
-	if (i < 0 || i >= o->n)
-		die("%s: index %ld of an array of %ld (Core Foundation would crash)", __func__, i, o->n);
-	if (o->samples)
-		index_calls[i]++;
-	return o->items[i];
-}
-
-const void *CFDictionaryGetValue(const void *d, const void *key) {
-	obj *o = use(d, DICT, __func__);
-	obj *k = use(key, STRING, __func__);
-	for (long i = 0; i < o->n; i++)
-		if (strcmp(o->items[i]->str, k->str) == 0)
-			return o->items[o->n + i];
-	return NULL;
-}
+// ---- Core Foundation, beside fakemac.h's
 
 long CFDictionaryGetCount(const void *d) { return use(d, DICT, __func__)->n; }
 
@@ -304,12 +177,6 @@ const void *CFDictionaryCreateMutableCopy(const void *alloc, long capacity, cons
 	return c;
 }
 
-void CFRelease(const void *cf) {
-	if (cf == NULL)
-		die("CFRelease(NULL) (Core Foundation crashes)");
-	release(use(cf, ANY, __func__));
-}
-
 // ---- IOReport
 
 const void *IOReportCopyChannelsInGroup(const void *group, const void *subgroup, uint64_t a, uint64_t b, uint64_t c) {
@@ -322,7 +189,7 @@ const void *IOReportCopyChannelsInGroup(const void *group, const void *subgroup,
 		die("%s: arguments %lu, %lu, %lu, not 0", __func__, a, b, c);
 	if (is_case("no-group"))
 		return NULL;
-	return dict1("IOReportChannels", channels(-1));
+	return dict("IOReportChannels", channels(-1), NULL, NULL);
 }
 
 const void *IOReportCreateSubscription(const void *a, const void *desired, const void **subscribed, uint64_t id, const void *b) {
@@ -335,9 +202,9 @@ const void *IOReportCreateSubscription(const void *a, const void *desired, const
 		die("%s: no place for the subscribed channels", __func__);
 	if (is_case("no-subscription"))
 		return NULL;
-	obj *s = make(SUBSCRIPTION);
-	s->desired = retain(d);
-	*subscribed = dict1("IOReportChannels", channels(-1));
+	obj *s = holding(SUBSCRIPTION, 1);
+	s->items[0] = retain(d);
+	*subscribed = dict("IOReportChannels", channels(-1), NULL, NULL);
 	return s;
 }
 
@@ -349,15 +216,15 @@ const void *IOReportCreateSamples(const void *sub, const void *desired, const vo
 	if (is_case("no-samples"))
 		return NULL;
 	obj *a = channels(samples);
-	obj *d = is_case("no-key") ? dict1("IOReportOtherKey", a) : dict1("IOReportChannels", a);
+	obj *d = dict(is_case("no-key") ? "IOReportOtherKey" : "IOReportChannels", a, NULL, NULL);
 	samples++;
 	return d;
 }
 
-const void *IOReportChannelGetGroup(const void *ch) { return use(ch, CHANNEL, __func__)->group; }
-const void *IOReportChannelGetSubGroup(const void *ch) { return use(ch, CHANNEL, __func__)->subgroup; }
-const void *IOReportChannelGetChannelName(const void *ch) { return use(ch, CHANNEL, __func__)->name; }
-const void *IOReportChannelGetUnitLabel(const void *ch) { return use(ch, CHANNEL, __func__)->unit; }
+const void *IOReportChannelGetGroup(const void *ch) { return use(ch, CHANNEL, __func__)->items[GROUP]; }
+const void *IOReportChannelGetSubGroup(const void *ch) { return use(ch, CHANNEL, __func__)->items[SUBGROUP]; }
+const void *IOReportChannelGetChannelName(const void *ch) { return use(ch, CHANNEL, __func__)->items[NAME]; }
+const void *IOReportChannelGetUnitLabel(const void *ch) { return use(ch, CHANNEL, __func__)->items[UNIT]; }
 
 int64_t IOReportSimpleGetIntegerValue(const void *ch, int32_t *unused) {
 	(void)unused;
@@ -366,17 +233,7 @@ int64_t IOReportSimpleGetIntegerValue(const void *ch, int32_t *unused) {
 	return c->value;
 }
 
-// ---- IOKit and the SMC
-
-enum iokind { ITERATOR = 1, SERVICE };
-static struct {
-	enum iokind kind;
-	long refs;
-	int keys; // SERVICE: AppleSMCKeysEndpoint, which has PSTR
-	int next; // ITERATOR: the next service to give
-} io[256];
-static int nio;
-static long live_io; // IOKit objects not released
+// ---- IOKit, beside fakemac.h's, and the SMC
 
 static struct {
 	int open, keys, keyinfo;
@@ -384,70 +241,26 @@ static struct {
 static int nconns;
 static long open_smc; // connections not closed
 
-#define IOBASE 0x1000u
 #define CONNBASE 0x2000u
 
-static uint32_t ionew(enum iokind k, int keys) {
-	if (nio == (int)(sizeof io / sizeof io[0]))
-		die("too many IOKit objects");
-	io[nio].kind = k;
-	io[nio].refs = 1;
-	io[nio].keys = keys;
-	live_io++;
-	return IOBASE + nio++;
-}
-
-static int iouse(uint32_t h, enum iokind k, const char *fn) {
-	enter(fn);
-	int i = (int)(h - IOBASE);
-	if (h < IOBASE || i >= nio)
-		die("%s: %#x is no IOKit object", fn, h);
-	if (io[i].refs <= 0)
-		die("%s: IOKit object %#x used after it was released", fn, h);
-	if (io[i].kind != k)
-		die("%s: IOKit object %#x of the wrong kind", fn, h);
-	return i;
-}
-
-const void *IOServiceMatching(const char *name) {
-	enter(__func__);
-	if (name == NULL || strcmp(name, "AppleSMC") != 0)
-		die("%s: %s, not AppleSMC", __func__, name ? name : "NULL");
-	if (is_case("no-matching"))
-		return NULL;
-	obj *d = dict1("IOProviderClass", string(name));
-	return d;
-}
-
-int32_t IOServiceGetMatchingServices(uint32_t mainPort, const void *matching, uint32_t *existing) {
-	obj *m = use(matching, DICT, __func__);
-	if (mainPort != 0)
-		die("%s: main port %#x, not kIOMainPortDefault (0)", __func__, mainPort);
-	if (existing == NULL)
-		die("%s: no place for the iterator", __func__);
-	release(m); // IOKit takes one reference of the matching dictionary, always
-	*existing = ionew(ITERATOR, 0);
-	return 0;
-}
-
 uint32_t IOIteratorNext(uint32_t it) {
-	int i = iouse(it, ITERATOR, __func__);
+	ioobj *o = iouse(it, ITERATOR, __func__);
 	// AppleSMC, then its keys' endpoint, which the binding must prefer.
-	if (is_case("no-smc") || io[i].next >= 2)
+	if (is_case("no-smc") || o->next >= 2)
 		return 0;
-	return ionew(SERVICE, io[i].next++ == 1);
+	return ionew((ioobj){.kind = ENTRY, .keys = o->next++ == 1});
 }
 
 int32_t IORegistryEntryGetName(uint32_t entry, char name[128]) {
-	int i = iouse(entry, SERVICE, __func__);
+	ioobj *e = iouse(entry, ENTRY, __func__);
 	if (name == NULL)
 		die("%s: no buffer", __func__);
-	strcpy(name, io[i].keys ? "AppleSMCKeysEndpoint" : "AppleSMC");
+	strcpy(name, e->keys ? "AppleSMCKeysEndpoint" : "AppleSMC");
 	return 0;
 }
 
 int32_t IOServiceOpen(uint32_t service, uint32_t task, uint32_t type, uint32_t *conn) {
-	int i = iouse(service, SERVICE, __func__);
+	ioobj *s = iouse(service, ENTRY, __func__);
 	if (task != TASK)
 		die("%s: task port %#x, not mach_task_self's (%#x)", __func__, task, TASK);
 	if (type != 0)
@@ -459,7 +272,7 @@ int32_t IOServiceOpen(uint32_t service, uint32_t task, uint32_t type, uint32_t *
 	if (nconns == (int)(sizeof conns / sizeof conns[0]))
 		die("too many connections");
 	conns[nconns].open = 1;
-	conns[nconns].keys = io[i].keys;
+	conns[nconns].keys = s->keys;
 	open_smc++;
 	*conn = CONNBASE + nconns++;
 	return 0;
@@ -476,18 +289,6 @@ static int connuse(uint32_t c, const char *fn) {
 int32_t IOServiceClose(uint32_t c) {
 	conns[connuse(c, __func__)].open = 0;
 	open_smc--;
-	return 0;
-}
-
-int32_t IOObjectRelease(uint32_t h) {
-	enter(__func__);
-	int i = (int)(h - IOBASE);
-	if (h < IOBASE || i >= nio)
-		die("%s: %#x is no IOKit object", __func__, h);
-	if (io[i].refs <= 0)
-		die("%s: IOKit object %#x released once too often", __func__, h);
-	if (--io[i].refs == 0)
-		live_io--;
 	return 0;
 }
 
@@ -567,11 +368,8 @@ int32_t IOConnectCallStructMethod(uint32_t c, uint32_t selector, const void *in,
 
 // ---- for the tests
 
-long fake_live_cf(void) { return live_cf; }
-long fake_live_io(void) { return live_io; }
 long fake_open_smc(void) { return open_smc; }
 long fake_smc_calls(void) { return smc_calls; }
-int fake_loaded_on_main_thread(void) { return on_main; }
 
 long fake_index_calls(int i) { return i >= 0 && i < NCHANS ? index_calls[i] : -1; }
 long fake_value_calls(int i) { return i >= 0 && i < NCHANS ? value_calls[i] : -1; }
