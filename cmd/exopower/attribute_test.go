@@ -69,7 +69,7 @@ func TestRunAttributeSaysWhatEachFigureIs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"the command's own processes:", "more of another user's, which it may not read", "running on after it",
+	for _, want := range []string{"the command's own processes:", "more of another user's, which it may not read", "still running at the end",
 		"CPU", "measured by the kernel", "unseen CPU", "estimated from CPU time", "GPU", "estimated from the share of GPU time",
 		"command", "rest of Mac", "the remainder: the whole Mac's (system) energy less the command's"} {
 		if !strings.Contains(string(out), want) {

@@ -28,8 +28,12 @@ func openCoalition(k Kernel, root int32, others, tree int) coalition {
 	}
 	live := int64(u.TasksStarted) - int64(u.TasksExited)
 	if extra := live - int64(tree+others); extra > 0 {
-		return coalition{note: fmt.Sprintf("it shares its coalition with %d other processes (a terminal's, an app's or a service's): "+
-			"started by launchd as a job of its own, it would have one", extra)}
+		others := fmt.Sprintf("%d other processes", extra)
+		if extra == 1 {
+			others = "another process"
+		}
+		return coalition{note: "it shares its coalition with " + others + " (a terminal's, an app's or a service's): " +
+			"started by launchd as a job of its own, it would have one"}
 	}
 	return coalition{id: id, own: true, first: u}
 }

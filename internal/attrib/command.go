@@ -22,13 +22,15 @@ type Command struct {
 	err      error // why the tree could not be followed
 	waitErr  error // why the command's end could not be waited for
 	done     chan struct{}
+	stopped  sync.Once
+	ran      chan struct{} // closed when the polls have stopped
 }
 
 // NewCommand follows a command's tree through k, reading it every
 // interval; others is how many processes besides the tree are known to
 // share its coalition (this one, and its source's process).
 func NewCommand(k Kernel, interval time.Duration, others int) *Command {
-	return &Command{k: k, interval: interval, others: others, done: make(chan struct{})}
+	return &Command{k: k, interval: interval, others: others, done: make(chan struct{}), ran: make(chan struct{})}
 }
 
 // Watch starts following the command's tree, and returns what waits for
@@ -39,23 +41,43 @@ func (c *Command) Watch(pid int) func() time.Time {
 	c.tr, c.err = tr, err
 	c.mu.Unlock()
 	if err != nil {
-		close(c.done)
+		close(c.ran)
 		return nil
 	}
-	go tr.Run(c.done, c.interval)
+	go func() {
+		defer close(c.ran)
+		tr.Run(c.done, c.interval)
+	}()
 	return func() time.Time {
 		exited, err := tr.ReadBeforeReap()
-		c.mu.Lock()
-		c.waitErr = err
-		c.mu.Unlock()
-		close(c.done)
+		if err != nil {
+			// The polls go on until the command has been reaped,
+			// and Result stops them.
+			c.mu.Lock()
+			c.waitErr = err
+			c.mu.Unlock()
+			return time.Time{}
+		}
+		c.Stop()
 		return exited
 	}
+}
+
+// Stop stops the polls and waits until none is under way: the kernel's
+// accounting may then be closed. A nil Command, or one whose command
+// did not start, has none.
+func (c *Command) Stop() {
+	if c == nil || c.tr == nil && c.err == nil {
+		return
+	}
+	c.stopped.Do(func() { close(c.done) })
+	<-c.ran
 }
 
 // Result says what the tree drew; an error where it could not be
 // followed at all. Call it once the command has been waited for.
 func (c *Command) Result() (Result, error) {
+	c.Stop()
 	c.mu.Lock()
 	tr, err, waitErr := c.tr, c.err, c.waitErr
 	c.mu.Unlock()
@@ -65,7 +87,7 @@ func (c *Command) Result() (Result, error) {
 	r := tr.Result()
 	if waitErr != nil {
 		r.Warnings = append(r.Warnings, "the command's end could not be waited for before it was reaped ("+waitErr.Error()+
-			"): its last moments are in the unseen CPU time")
+			"): the tree was read until it was reaped, and the command's own last moments after its last reading are not counted")
 	}
 	return r, nil
 }

@@ -10,8 +10,9 @@ type gpuShare struct {
 	buf        []GPUTime
 	prev, next map[int32]time.Duration
 	tree, all  time.Duration
-	polls      int
-	err        error // why the last reading failed
+	polls      int   // the readings that succeeded
+	failed     int   // and those that did not
+	err        error // why the last one that failed did
 }
 
 // poll reads every process's GPU time and adds what each used since the
@@ -20,7 +21,9 @@ type gpuShare struct {
 func (g *gpuShare) poll(k Kernel, tree map[int32]*proc, first, fromBirth bool) {
 	var err error
 	if g.buf, err = k.GPUTimes(g.buf); err != nil {
-		g.err = err
+		// The times are cumulative: the next reading takes in what
+		// this one missed, but for clients that close meanwhile.
+		g.failed, g.err = g.failed+1, err
 		return
 	}
 	if g.prev == nil {
@@ -31,10 +34,11 @@ func (g *gpuShare) poll(k Kernel, tree map[int32]*proc, first, fromBirth bool) {
 		g.next[c.Pid] += c.Time
 	}
 	for pid, now := range g.next {
-		d := now - g.prev[pid]
-		if now < g.prev[pid] {
-			d = now // a client made since, of a process that had the pid after another
-		}
+		// A process's time goes down when it closes one of its
+		// clients, or when another process has its pid: either way
+		// nothing is known of the time since the last poll, and it
+		// counts from here.
+		d := max(now-g.prev[pid], 0)
 		if first && (!fromBirth || tree[pid] == nil) {
 			d = 0
 		}

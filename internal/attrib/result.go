@@ -1,6 +1,9 @@
 package attrib
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -54,9 +57,12 @@ func (r Result) UnseenCPU() float64 {
 }
 
 // Coverage is the part of the tree's CPU time that was read: 1 when
-// nothing went unseen.
+// nothing went unseen, 0 when nothing could be read.
 func (r Result) Coverage() float64 {
 	all := r.CPUTime + r.UnseenCPUTime
+	if all <= 0 && r.NotPermitted > 0 && r.Processes == 0 {
+		return 0 // nothing was read: nothing is known
+	}
 	if all <= 0 {
 		return 1
 	}
@@ -111,7 +117,7 @@ func (t *Tracker) Readable() bool {
 }
 
 func (t *Tracker) result() Result {
-	r := Result{Polls: int(t.gen), GPUTime: t.gpu.tree, AllGPUTime: t.gpu.all, GPUErr: t.gpu.err}
+	r := Result{Polls: int(t.gen), GPUTime: t.gpu.tree, AllGPUTime: t.gpu.all}
 	for _, p := range t.procs {
 		switch {
 		case p.denied:
@@ -128,15 +134,54 @@ func (t *Tracker) result() Result {
 		r.PCPU += nj(delta(p.last.PEnergyNJ, p.first.PEnergyNJ))
 		r.CPUTime += p.last.CPU - p.first.CPU
 	}
-	r.UnseenCPUTime = max(t.treeCPU()-r.CPUTime, 0)
+	blind := t.blindParents()
+	r.UnseenCPUTime = max(t.treeCPU(blind)-r.CPUTime, 0)
 	r.Coalition, r.CoalitionNote = t.coal.since(t.k)
-	if t.err != nil {
-		r.Warnings = append(r.Warnings, "a reading of the command's processes failed: "+t.err.Error())
-	}
-	if r.GPUErr != nil {
-		r.Warnings = append(r.Warnings, "the GPU's clients could not be read, so the command's GPU energy is not estimated: "+r.GPUErr.Error())
+	r.Warnings = t.warnings(blind)
+	if t.gpu.polls < 2 {
+		r.GPUErr = cmp.Or(t.gpu.err, errors.New("read fewer than twice"))
 	}
 	return r
+}
+
+// warnings say what the tree's figures lack.
+func (t *Tracker) warnings(blind map[uint64]bool) []string {
+	var w []string
+	if t.procs[t.rootID].denied {
+		w = append(w, "the command itself is another user's process (under sudo, a setuid program): its energy is not this user's to read, "+
+			"and neither is that of what it starts as that user; only this user's processes in its tree are attributed")
+	}
+	if len(blind) > 0 {
+		w = append(w, fmt.Sprintf("%d of the tree's processes reaped another user's process that was there before the span: "+
+			"their children's CPU time cannot be told from its, and is not counted as unseen", len(blind)))
+	}
+	if t.err != nil {
+		w = append(w, "a reading of the command's processes failed: "+t.err.Error())
+	}
+	switch g := t.gpu; {
+	case g.polls < 2:
+		w = append(w, "the GPU's clients could not be read, so the command's GPU energy is not estimated: "+fmt.Sprint(g.err))
+	case g.failed > 0:
+		w = append(w, fmt.Sprintf("%d of %d readings of the GPU's clients failed (%v): the time of clients that closed meanwhile is not counted",
+			g.failed, g.failed+g.polls, g.err))
+	}
+	return w
+}
+
+// blindParents are the processes read whose count of reaped children
+// holds, beside what the span saw, the whole life of another user's
+// process that was there before the span: that part cannot be told.
+func (t *Tracker) blindParents() map[uint64]bool {
+	var blind map[uint64]bool
+	for _, c := range t.procs {
+		if c.denied && c.fromFirst && c.ended && t.procs[c.parent] != nil {
+			if blind == nil {
+				blind = map[uint64]bool{}
+			}
+			blind[c.parent] = true
+		}
+	}
+	return blind
 }
 
 // treeCPU is the CPU time of the whole tree over the span, as the
@@ -145,26 +190,32 @@ func (t *Tracker) result() Result {
 // that of the children it reaped, and theirs, recursively (ri_child_*);
 // a process reaped by its parent in the tree is in that parent's count;
 // one left to launchd when its parent ended first is counted as last
-// read. Less, for processes that were there before the span, what they
+// read, and so are the children of a blind parent, whose count is not
+// used. Less, for processes that were there before the span, what they
 // had used by its start.
-func (t *Tracker) treeCPU() time.Duration {
+func (t *Tracker) treeCPU(blind map[uint64]bool) time.Duration {
 	var d time.Duration
 	for _, p := range t.procs {
 		if !p.read {
 			continue // in its parent's count, if it reaped it
 		}
-		if p.ended && !t.orphaned(p) {
+		if p.ended && !t.orphaned(p) && !blind[p.parent] {
 			d -= p.first.CPU + p.first.ChildCPU
 			continue
 		}
-		d += p.last.CPU - p.first.CPU + p.last.ChildCPU - p.first.ChildCPU
+		d += p.last.CPU - p.first.CPU
+		if !blind[p.id] {
+			d += p.last.ChildCPU - p.first.ChildCPU
+		}
 	}
 	return d
 }
 
 // orphaned is whether p was reaped by a process out of the tree: the root,
-// which this process reaps, or a process whose parent had exited by a
-// poll before the one that found p gone.
+// which this process reaps, or a process whose parent had exited by the
+// poll that found p gone, without having reaped it: by a poll before, or
+// by the same one where its count of reaped children did not grow by
+// p's.
 func (t *Tracker) orphaned(p *proc) bool {
 	parent := t.procs[p.parent]
 	if parent == nil {
@@ -174,7 +225,17 @@ func (t *Tracker) orphaned(p *proc) bool {
 	if gone == 0 || parent.endedAt != 0 && parent.endedAt < gone {
 		gone = parent.endedAt
 	}
-	return gone != 0 && gone < p.endedAt
+	switch {
+	case gone == 0 || gone > p.endedAt:
+		return false
+	case gone < p.endedAt:
+		return true
+	}
+	// Both at one poll. A parent read as a zombie tells: its count grew
+	// by p's if it reaped p before it exited. One found gone does not,
+	// and is taken to have reaped p.
+	grew := parent.last.ChildCPU - parent.beforeExit.ChildCPU
+	return parent.exitedAt == p.endedAt && grew < p.last.CPU+p.last.ChildCPU
 }
 
 // delta is a counter's increase: 0 where it went back.

@@ -70,6 +70,7 @@ func (s *Session) Finish(sum *wire.Summary, mac power.Values, has power.Reported
 // Close releases the kernel's accounting, on any path.
 func (s *Session) Close() {
 	if s != nil && s.Kernel != nil {
+		s.tree.Stop()
 		s.Kernel.Close()
 		s.Kernel = nil
 	}
@@ -85,12 +86,19 @@ func (c *Command) Attribution(mac power.Values, has power.Reported) (*wire.Attri
 	}
 	a := r.Wire(PollInterval, mac, has, c.k.Info())
 	var w []string
-	for _, s := range r.Warnings {
+	for _, s := range append(r.Warnings, RemainderWarnings(a)...) {
 		w = append(w, "--attribute: "+s)
 	}
-	if a.EnergyJoules.RestOfMac < 0 {
-		w = append(w, "--attribute: the command's figures add up to more than the Mac's "+a.RestOf+
-			" energy: the kernel's per-process energy is a model of the CPU's, not a reading of its rail")
-	}
 	return a, w
+}
+
+// RemainderWarnings say where the command's figures add up to more than
+// the Mac's energy.
+func RemainderWarnings(a *wire.Attribution) []string {
+	if a == nil || a.EnergyJoules.RestOfMac >= 0 {
+		return nil
+	}
+	return []string{"the command's figures add up to more than the Mac's " + a.RestOf +
+		" energy: the kernel's per-process energy is a model of the CPU's, not a reading of its rail, " +
+		"and an open span's processes are read a moment after its newest window"}
 }

@@ -45,8 +45,9 @@ type proc struct {
 	read, denied  bool   // read at least once; another user's
 	exited, ended bool   // read as a zombie; gone, as last read
 	// exitedAt and endedAt are the polls that found it a zombie, and
-	// gone: 0 before.
+	// gone: 0 before. beforeExit is the reading before the zombie's.
 	exitedAt, endedAt uint32
+	beforeExit        Usage
 }
 
 type fresh struct {
@@ -88,7 +89,8 @@ func (t *Tracker) Poll() error {
 	return t.poll(false)
 }
 
-// Run polls every interval until done is closed.
+// Run polls every interval until done is closed, or until every process
+// of the tree is gone: nothing is left to read then.
 func (t *Tracker) Run(done <-chan struct{}, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -97,9 +99,27 @@ func (t *Tracker) Run(done <-chan struct{}, interval time.Duration) {
 		case <-done:
 			return
 		case <-tick.C:
-			t.Poll()
+			if t.Poll(); t.gone() {
+				return
+			}
 		}
 	}
+}
+
+// gone is whether every process of the tree is gone.
+func (t *Tracker) gone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.live) == 0
+}
+
+// Close reads the tree no more and closes the kernel's accounting, once
+// no reading is under way.
+func (t *Tracker) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ended = true
+	return t.k.Close()
 }
 
 // poll is Poll with the lock held. At the first poll, processes count
@@ -141,8 +161,12 @@ func (t *Tracker) discover(first, fromBirth bool) error {
 	t.fresh = t.fresh[:0]
 	for _, pid := range t.pids {
 		if g, ok := t.listed[pid]; !ok || g != t.gen-1 {
-			if id, err := t.k.Identify(pid); err == nil {
+			id, err := t.k.Identify(pid)
+			switch {
+			case err == nil:
 				t.fresh = append(t.fresh, fresh{pid, id})
+			case !errors.Is(err, ErrNoProcess):
+				continue // not marked listed: asked again at the next poll
 			}
 		}
 		t.listed[pid] = t.gen
@@ -198,10 +222,10 @@ func (t *Tracker) readProc(p *proc) error {
 			p.first = u
 		}
 	}
-	p.last, p.exited = u, u.Exited
-	if p.exited && p.exitedAt == 0 {
-		p.exitedAt = t.gen
+	if u.Exited && p.exitedAt == 0 {
+		p.exitedAt, p.beforeExit = t.gen, p.last
 	}
+	p.last, p.exited = u, u.Exited
 	return nil
 }
 

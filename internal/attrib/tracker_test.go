@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,4 +226,101 @@ func tenPolls(t *testing.T, table []fakepm.Process) attrib.Result {
 		tr.Poll()
 	}
 	return tr.Result()
+}
+
+// A child its parent never reaps goes to launchd when the parent exits,
+// and is reaped there at once, gone by the poll that finds the parent a
+// zombie: it is in no count of the tree's, and is taken as last read,
+// while what the parent did reap stays unseen.
+func TestAChildLeftToLaunchdAtTheRootsExitIsCountedAsRead(t *testing.T) {
+	r := tenPolls(t, []fakepm.Process{
+		{Name: "root", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, Busy: 100 * ms},
+		{Name: "prep", Pid: 4001, ID: 1001, ParentID: 1000, Born: 100 * ms, Exits: 500 * ms, Reaped: 1000 * ms, ReapedByLaunchd: true, Watts: 2},
+		{Name: "C", Pid: 4002, ID: 1002, ParentID: 1000, Born: 310 * ms, Exits: 330 * ms, Reaped: 340 * ms, Watts: 4},
+	})
+	// Read: root 0.1 J, prep 0.8 J; C's 0.08 J unseen.
+	if !near(r.CPU, 0.9, 1e-6) || !near(r.UnseenCPU(), 0.08, 1e-5) {
+		t.Errorf("read %.6f J, unseen %.6f J: want 0.9 J and 0.08 J", r.CPU, r.UnseenCPU())
+	}
+}
+
+// A server's child of another user's, there for an hour before the span
+// and reaped during it, puts its whole life in the server's count of
+// reaped children: that count is not used, and the summary says so,
+// rather than an hour of unseen CPU time.
+func TestAnOldChildOfAnotherUsersDoesNotSwampTheUnseen(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses([]fakepm.Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -5 * time.Second, Watts: 3},
+		{Name: "helper", Pid: 4001, ID: 1001, ParentID: 1000, Born: -time.Hour, Exits: 500 * ms, Reaped: 600 * ms, Watts: 1, AnotherUsers: true},
+		{Name: "worker", Pid: 4002, ID: 1002, ParentID: 1000, Born: -time.Second, Exits: 300 * ms, Reaped: 350 * ms, Watts: 2},
+	}, c.now)
+	tr, err := attrib.Track(k, 3000, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c.t = c.t.Add(100 * ms)
+		tr.Poll()
+	}
+	r := tr.Result()
+	// server 3 J, worker 0.6 J; nothing of the helper's hour.
+	if !near(r.CPU, 3.6, 1e-6) || r.UnseenCPUTime != 0 || r.NotPermitted != 1 || !strings.Contains(strings.Join(r.Warnings, "\n"), "reaped another user's process that was there before the span") {
+		t.Errorf("%+v: want 3.6 J read, nothing unseen, and why", r)
+	}
+}
+
+// A command that is another user's (run under sudo) cannot be read: the
+// summary says so, and that nothing of the tree's time was read.
+func TestACommandOfAnotherUsersIsSaidToBeUnread(t *testing.T) {
+	r := tenPolls(t, []fakepm.Process{{Name: "sudo", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, AnotherUsers: true}})
+	if r.Processes != 0 || r.NotPermitted != 1 || r.Coverage() != 0 || !strings.Contains(strings.Join(r.Warnings, "\n"), "the command itself is another user's process") {
+		t.Errorf("%+v, coverage %v: want nothing read, coverage 0, and why", r, r.Coverage())
+	}
+}
+
+// slowGPU is a kernel whose GPU reading takes a while, and that tells
+// whether it was closed in the middle of one.
+type slowGPU struct {
+	*fakepm.Processes
+	mu              sync.Mutex
+	reading, closed bool
+	closedMidway    bool
+}
+
+func (k *slowGPU) GPUTimes(buf []attrib.GPUTime) ([]attrib.GPUTime, error) {
+	k.mu.Lock()
+	k.reading = true
+	k.mu.Unlock()
+	time.Sleep(20 * ms)
+	k.mu.Lock()
+	k.reading = false
+	k.mu.Unlock()
+	return k.Processes.GPUTimes(buf)
+}
+
+func (k *slowGPU) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed, k.closedMidway = true, k.reading
+	return nil
+}
+
+// Closing a Tracker waits for a reading under way: the kernel's
+// accounting (the GPU's keys, on a Mac) is not released beneath it.
+func TestATrackerClosesOnlyBetweenReadings(t *testing.T) {
+	k := &slowGPU{Processes: fakepm.NewProcesses(busyMac(), nil)}
+	tr, err := attrib.Track(k, 3000, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go tr.Run(done, ms)
+	time.Sleep(30 * ms)
+	tr.Close()
+	close(done)
+	tr.Poll() // after Close: reads nothing
+	if !k.closed || k.closedMidway {
+		t.Errorf("closed %v, in the middle of a reading %v", k.closed, k.closedMidway)
+	}
 }

@@ -435,6 +435,7 @@ func (b *Runner) measured(ctx context.Context, j Job, i int) (Run, bool) {
 		return Run{}, false
 	}
 	tree := b.follow(&cmd)
+	defer tree.Stop() // on every path, before the accounting is closed
 	started := time.Now()
 	p, err := child.Start(cmd)
 	if err != nil {

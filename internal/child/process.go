@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,7 +52,8 @@ type Process struct {
 	cmd        *exec.Cmd
 	foreground bool
 	done       chan struct{}
-	exit       Exit // set before done is closed
+	exit       Exit        // set before done is closed
+	exited     atomic.Bool // Watch saw the command exit: it is a zombie, or reaped
 }
 
 // Exit is how the command ended.
@@ -112,6 +114,7 @@ func (p *Process) wait(beforeReap func() time.Time) {
 	var exited time.Time
 	if beforeReap != nil {
 		exited = beforeReap()
+		p.exited.Store(!exited.IsZero())
 	}
 	err := p.cmd.Wait()
 	at := time.Now()
@@ -147,7 +150,8 @@ func (p *Process) Ended() bool {
 		return true
 	default:
 	}
-	return errors.Is(syscall.Kill(p.cmd.Process.Pid, 0), syscall.ESRCH)
+	// A zombie answers kill(2) as a live process does.
+	return p.exited.Load() || errors.Is(syscall.Kill(p.cmd.Process.Pid, 0), syscall.ESRCH)
 }
 
 // Wait waits for the command to end, and says how it did. Any number of

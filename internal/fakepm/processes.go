@@ -30,6 +30,7 @@ type Process struct {
 	Busy             time.Duration // busy until then (0: until it exits)
 	GPU              float64       // GPU seconds per second while busy
 	AnotherUsers     bool          // its usage is not for this user to read
+	ReapedByLaunchd  bool          // reaped at Reaped by launchd, its parent having not
 	GPUTimeWhileDead bool          // a client of the GPU left after its end (a fault)
 }
 
@@ -142,7 +143,7 @@ func (f *Processes) childCPU(p *Process, t time.Duration) time.Duration {
 	var d time.Duration
 	for i := range f.table {
 		c := &f.table[i]
-		if c.ParentID == p.ID && c.Reaped != 0 && c.Reaped <= t {
+		if c.ParentID == p.ID && c.Reaped != 0 && c.Reaped <= t && !c.ReapedByLaunchd {
 			d += f.cpu(c, c.Exits) + f.childCPU(c, c.Exits)
 		}
 	}

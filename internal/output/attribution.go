@@ -21,7 +21,7 @@ func writeAttribution(b *strings.Builder, sum *wire.Summary, st *Styles) {
 		head += fmt.Sprintf(" and %d more of another user's, which it may not read", a.ProcessesNotReadable)
 	}
 	if a.ProcessesRunningAtEnd > 0 {
-		head += fmt.Sprintf(", %d running on after it (counted to its end)", a.ProcessesRunningAtEnd)
+		head += fmt.Sprintf(", %d still running at the end (counted to it)", a.ProcessesRunningAtEnd)
 	}
 	fmt.Fprintf(b, "  %s\n", st.Render(st.Label, head+fmt.Sprintf("; read every %.0f ms", float64(a.PollIntervalSeconds)*1000)))
 	line := func(name string, j wire.Num, how string) {

@@ -38,7 +38,6 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	row("duration", fmt.Sprintf("%s   %s, %s covered", Seconds(float64(sum.DurationSeconds)), Count(sum.Samples, "sample"), Percent(float64(sum.Coverage))))
 	writeTable(&b, sum, st)
 	writeNodes(&b, sum, st)
-	writeAttribution(&b, sum, st)
 	first, name := sum.EnergyJoules.Total, "total"
 	if s := sum.EnergyJoules.System; s != nil {
 		first, name = *s, "system"
@@ -46,6 +45,7 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	if wh := float64(first) / 3600; wh >= 0.01 {
 		row("", fmt.Sprintf("(%s: %.3g Wh)", name, wh))
 	}
+	writeAttribution(&b, sum, st)
 	row("scope", scopeOf(sum.EnergyJoules.Has()))
 	row("source", sourceText(sum.Source))
 	for _, wn := range sum.Warnings {

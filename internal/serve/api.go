@@ -151,7 +151,9 @@ func tooMany(w http.ResponseWriter) {
 func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) wire.Reading {
 	sum := output.NewSummary(r, o.started, s.cfg.Interval)
 	sum.Type = "span"
-	sum.Attribution = o.tree.attribution(r, ended != nil)
+	var warnings []string
+	sum.Attribution, warnings = o.tree.attribution(r, ended != nil)
+	sum.Warnings = append(sum.Warnings, warnings...)
 	sr := wire.Reading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
 	if ended != nil {
 		e := wall(*ended)

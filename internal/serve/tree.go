@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/exopower/exopower/internal/attrib"
@@ -42,7 +43,7 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	}
 	pid, err := strconv.ParseInt(arg[0], 10, 32)
 	if err != nil || pid <= 0 || len(arg) > 1 {
-		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%s: give one process id, a positive whole number (?pid=1234)", arg[0])}
+		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%s: give one process id, a positive whole number (?pid=1234)", strings.Join(arg, "&pid="))}
 	}
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
@@ -80,6 +81,11 @@ func (s *Server) follow(pid int32) (*tree, error) {
 	if err != nil {
 		return nil, &treeError{http.StatusNotImplemented, "spans that name a process (?pid=): " + err.Error()}
 	}
+	if info := k.Info(); !info.ProcessEnergy {
+		k.Close()
+		return nil, &treeError{http.StatusNotImplemented, fmt.Sprintf("spans that name a process (?pid=): this Mac keeps no energy per process (macOS %s, %s): "+
+			"it needs macOS 13 or later on Apple Silicon, not in a virtual machine", info.MacOS, info.Chip)}
+	}
 	t, err := attrib.Track(k, pid, false, 0)
 	switch {
 	case errors.Is(err, attrib.ErrNoProcess):
@@ -105,22 +111,25 @@ func (t *tree) stop() {
 	}
 	t.once.Do(func() {
 		close(t.done)
-		t.k.Close()
+		t.t.Close() // once no reading is under way
 		t.release()
 	})
 }
 
 // attribution is what the tree drew over the span so far, or, ended, in
-// all, beside the Mac's energy over the span.
-func (t *tree) attribution(r sampler.Result, ended bool) *wire.Attribution {
+// all, beside the Mac's energy over the span, with its warnings.
+func (t *tree) attribution(r sampler.Result, ended bool) (*wire.Attribution, []string) {
 	if t == nil {
-		return nil
+		return nil, nil
 	}
-	t.t.Poll() // as of now, not of the last poll
+	// An open span's reading is as of the last poll, a moment after its
+	// newest window; the one that ends it, as of its end.
 	res := t.t.Snapshot()
 	if ended {
+		t.t.Poll()
 		res = t.t.Result()
 		defer t.stop()
 	}
-	return res.Wire(attrib.PollInterval, r.Energy, r.Has, t.k.Info())
+	a := res.Wire(attrib.PollInterval, r.Energy, r.Has, t.k.Info())
+	return a, append(res.Warnings, attrib.RemainderWarnings(a)...)
 }

@@ -36,8 +36,11 @@ func TestASpanThatNamesAProcessHoldsItsTreesEnergy(t *testing.T) {
 	}
 	url := rec.Header().Get("Location")
 	var r wire.Reading
+	// The polls, at 0.3 s and 0.5 s of the fake's time, as the poller
+	// makes them every 0.1 s of the real clock.
 	for _, at := range []time.Duration{300 * ms, 200 * ms} {
 		c.advance(at)
+		s.pollTrees()
 		rec = serveLocal(h, httptest.NewRequest(http.MethodGet, url, nil))
 		decode(t, rec, &r)
 	}
@@ -77,6 +80,11 @@ func TestASpanThatNamesAProcessItCannotFollowIsRefused(t *testing.T) {
 		{"pid=4242", Config{Processes: processesOn(c, nil)}, http.StatusNotFound, "no process 4242"},
 		{"pid=4242", Config{Processes: processesOn(c, theirs)}, http.StatusForbidden, "another user's"},
 		{"pid=4242", Config{}, http.StatusNotImplemented, "reads no processes"},
+		{"pid=4242", Config{Processes: func() (attrib.Kernel, error) {
+			k := fakepm.NewProcesses(serverTree(), c.Now)
+			k.MacOS = "12.7"
+			return k, nil
+		}}, http.StatusNotImplemented, "keeps no energy per process (macOS 12.7"},
 	} {
 		s, _ := offline(t, c, tc.cfg)
 		rec := serveLocal(s.Handler(), httptest.NewRequest(http.MethodPost, "/v1/spans?"+tc.query, nil))
@@ -124,5 +132,16 @@ func TestSpansThatNameAProcessAreBounded(t *testing.T) {
 	decode(t, serveLocal(h, httptest.NewRequest(http.MethodPost, first+"/end", nil)), &wire.Reading{})
 	if rec := serveLocal(h, httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil)); rec.Code != http.StatusCreated {
 		t.Errorf("once one ended: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// pollTrees reads every open span's tree once.
+func (s *Server) pollTrees() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.spans {
+		if o.tree != nil {
+			o.tree.t.Poll()
+		}
 	}
 }
