@@ -3,14 +3,11 @@
 package attrib_test
 
 import (
-	"context"
 	"errors"
 	"maps"
 	"math"
 	"math/big"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/fakemac"
 )
 
 // The binding (lib.go, lib_gpu.go) runs here against a fake of the parts
@@ -139,39 +137,10 @@ func TestTheBindingAgainstAFakeOfMacOSsProcessCalls(t *testing.T) {
 	if os.Getenv(scenarioEnv) != "" {
 		t.Skip("this is a scenario's process")
 	}
-	so := buildFake(t)
-	for _, name := range slices.Sorted(maps.Keys(scenarios)) {
-		t.Run(name, func(t *testing.T) {
-			// A deadline for a hung process only: a scenario takes some
-			// milliseconds.
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAttribBindingScenario$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), "GOTRACEBACK=none", scenarioEnv+"="+name, fakeCaseEnv+"="+scenarios[name].fake, attrib.FakeLibraryEnv+"="+so)
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestAttribBindingScenario") {
-				t.Errorf("%v\n%s", err, out)
-			}
-		})
-	}
-}
-
-// buildFake builds fakelib/fake.c, with what it shares with the other
-// fakes of macOS (../fakemac/fakemac.h), into a shared library.
-func buildFake(t testing.TB) string {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("gcc is missing: the binding's test builds its fake of macOS's process calls with it (apt-get install gcc)")
-		}
-		t.Skip("gcc is missing: the binding's test builds its fake of macOS's process calls with it (apt-get install gcc)")
-	}
-	so := filepath.Join(t.TempDir(), "libattribfake.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "../fakemac", "-o", so, "fakelib/fake.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return so
+	so := fakemac.Build(t, "macOS's process calls")
+	fakemac.Scenarios(t, scenarios, "TestAttribBindingScenario", func(name string) []string {
+		return []string{scenarioEnv + "=" + name, fakeCaseEnv + "=" + scenarios[name].fake, attrib.FakeLibraryEnv + "=" + so}
+	})
 }
 
 // TestAttribBindingScenario is one scenario, in the process that

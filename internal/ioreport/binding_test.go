@@ -6,11 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/exopower/exopower/internal/fakemac"
 	"github.com/exopower/exopower/internal/ioreport"
 )
 
@@ -96,39 +94,10 @@ func TestTheBindingAgainstAFakeOfMacOSsLibraries(t *testing.T) {
 	if os.Getenv(scenarioEnv) != "" {
 		t.Skip("this is a scenario's process")
 	}
-	so := buildFake(t)
-	for _, name := range slices.Sorted(maps.Keys(scenarios)) {
-		t.Run(name, func(t *testing.T) {
-			// A deadline for a hung process only: a scenario takes some
-			// milliseconds.
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBindingScenario$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), "GOTRACEBACK=none", scenarioEnv+"="+name, fakeCaseEnv+"="+scenarios[name].fake, ioreport.FakeLibraryEnv+"="+so)
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestBindingScenario") {
-				t.Errorf("%v\n%s", err, out)
-			}
-		})
-	}
-}
-
-// buildFake builds fakelib/fake.c, with what it shares with the other
-// fakes of macOS (../fakemac/fakemac.h), into a shared library.
-func buildFake(t *testing.T) string {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("gcc is missing: the binding's test builds its fake of macOS's libraries with it (apt-get install gcc)")
-		}
-		t.Skip("gcc is missing: the binding's test builds its fake of macOS's libraries with it (apt-get install gcc)")
-	}
-	so := filepath.Join(t.TempDir(), "libfake.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "../fakemac", "-o", so, "fakelib/fake.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return so
+	so := fakemac.Build(t, "macOS's libraries")
+	fakemac.Scenarios(t, scenarios, "TestBindingScenario", func(name string) []string {
+		return []string{scenarioEnv + "=" + name, fakeCaseEnv + "=" + scenarios[name].fake, ioreport.FakeLibraryEnv + "=" + so}
+	})
 }
 
 // TestBindingScenario is one scenario, in the process that

@@ -36,7 +36,7 @@
 //
 // What it shares with the IOReport binding's fake (the abort, the main
 // thread's check, Core Foundation's objects and calls, IOKit's objects)
-// is in internal/fakemac/fakemac.h. Built by the test (buildFake in
+// is in internal/fakemac/fakemac.h. Built by the test (fakemac.Build, from
 // binding_test.go):
 // gcc -shared -fPIC -I internal/fakemac -o libattribfake.so internal/attrib/fakelib/fake.c
 

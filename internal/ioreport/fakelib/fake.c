@@ -24,7 +24,7 @@
 // What it shares with the process-energy binding's fake (the abort, the
 // main thread's check, Core Foundation's objects and calls, IOKit's
 // objects) is in internal/fakemac/fakemac.h. Built by the test
-// (buildFake in binding_test.go):
+// (fakemac.Build, from binding_test.go):
 // gcc -shared -fPIC -I internal/fakemac -o libfake.so internal/ioreport/fakelib/fake.c
 
 #define _GNU_SOURCE
