@@ -187,11 +187,14 @@ func TestLLMConcurrencyKeepsTheRunExactAndSaysWhatIsEstimated(t *testing.T) {
 	// its own phases', not a share of the one being served (the first
 	// request, to an idle server, shows how long a prefill takes).
 	// 1.5 % and 1.8 % off on a quiet machine; the edges the estimate
-	// rests on come late under load (3.6 % seen with the machine's
-	// two cores busy with other builds).
+	// rests on come late under load, and shift joules between the two
+	// phases, one up as the other down (3.6 % seen with the machine's
+	// two cores busy with other builds, 5.7 % beside the race
+	// detector's tests): 8 %. Their sum is held exactly, above.
+	const estimatePercent = 8
 	soc := res.Figures.SoC
-	within(t, "estimated net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, 5)
-	within(t, "estimated net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/32, 5)
+	within(t, "estimated net J per output token", float64(soc.NetJoulesPerOutputToken.Mean), cfg.NetDecodeJoules(idleWatts)/15, estimatePercent)
+	within(t, "estimated net J per prompt token", float64(soc.NetJoulesPerPromptToken.Mean), cfg.NetPrefillJoules(idleWatts)/32, estimatePercent)
 }
 
 // What a server does wrong is said, with its own message, and every
