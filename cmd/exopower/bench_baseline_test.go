@@ -46,13 +46,18 @@ func TestTheAutoBaselineOfASteadyMacIsAPieceEach(t *testing.T) {
 	}
 }
 
-// Runs that each cover whole periods of a square wave are alike, but
-// pieces of half a second of a wave of 0.7 s differ: the idle power's
-// error stays above what the runs need, and the span after goes on to
-// its most, 5 s, ten pieces.
+// Runs that each cover a whole period of a square wave are alike, but
+// pieces of half a second of a wave of 1 s, high half of it, differ:
+// the idle power's error stays above what the runs need, and the span
+// after goes on to its most, 5 s, ten pieces. (With a wave of 0.7 s,
+// high for 0.35 s, a piece of 0.5 s held all of the high part for 0.15 s
+// of every 0.7 s of phases, and all of the low part as long: two pieces
+// read the same power one time in eleven, and were enough. Half a period
+// long, no two pieces agree but by starting within a millisecond of
+// the same phase, or of its mirror.)
 func TestTheAutoBaselineOfANoisyMacGoesOnToItsMost(t *testing.T) {
 	t.Parallel()
-	rep := benchJSON(t, "period=0.7 0=2,0,0 0.35=20,0,0", "-r", "3", "sleep 1.4")
+	rep := benchJSON(t, "period=1 0=2,0,0 0.5=20,0,0", "-r", "3", "sleep 1")
 	b := rep.Baseline
 	if b == nil || spansOf(b.Before) != 1 || spansOf(b.After) != 10 {
 		t.Fatalf("baseline %+v: want a piece before and ten after", b)
