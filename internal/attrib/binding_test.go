@@ -432,7 +432,7 @@ func theTrackerOverTheBinding(t *testing.T, f *fakeLib) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.ReadBeforeReap()
+		_, err := tr.ReadBeforeReap(nil)
 		done <- err
 	}()
 	f.tick()

@@ -35,7 +35,7 @@ func NewCommand(k Kernel, interval time.Duration, others int) *Command {
 
 // Watch starts following the command's tree, and returns what waits for
 // the command's exit and reads the tree then, before it is reaped.
-func (c *Command) Watch(pid int) func() time.Time {
+func (c *Command) Watch(pid int) func(exited func()) time.Time {
 	tr, err := Track(c.k, int32(pid), true, c.others)
 	c.mu.Lock()
 	c.tr, c.err = tr, err
@@ -48,8 +48,8 @@ func (c *Command) Watch(pid int) func() time.Time {
 		defer close(c.ran)
 		tr.Run(c.done, c.interval)
 	}()
-	return func() time.Time {
-		exited, err := tr.ReadBeforeReap()
+	return func(onExit func()) time.Time {
+		exited, err := tr.ReadBeforeReap(onExit)
 		if err != nil {
 			// The polls go on until the command has been reaped,
 			// and Result stops them.

@@ -79,14 +79,18 @@ func (r Result) GPUShare() float64 {
 }
 
 // ReadBeforeReap waits for the tree's root, a child of this process, to
-// exit, and reads the tree once more while the root is a zombie whose
-// final usage can still be read: the caller reaps it after. It returns
+// exit, calls exited (when not nil), and reads the tree once more while
+// the root is a zombie whose final usage can still be read: the caller
+// reaps it after. It returns
 // when the root exited, as the wait returned, or the wait's error, after
 // which the tree has been read all the same.
-func (t *Tracker) ReadBeforeReap() (exited time.Time, err error) {
+func (t *Tracker) ReadBeforeReap(onExit func()) (exited time.Time, err error) {
 	err = t.k.WaitExited(t.root)
 	if err == nil {
 		exited = time.Now()
+		if onExit != nil {
+			onExit()
+		}
 	}
 	t.Poll()
 	return exited, err
@@ -159,8 +163,10 @@ func (t *Tracker) warnings(blind map[uint64]bool) []string {
 		w = append(w, "a reading of the command's processes failed: "+t.err.Error())
 	}
 	switch g := t.gpu; {
+	case g.polls < 2 && g.err == nil:
+		w = append(w, "the GPU's clients were read once only, so the command's GPU energy is not estimated yet")
 	case g.polls < 2:
-		w = append(w, "the GPU's clients could not be read, so the command's GPU energy is not estimated: "+fmt.Sprint(g.err))
+		w = append(w, "the GPU's clients could not be read, so the command's GPU energy is not estimated: "+g.err.Error())
 	case g.failed > 0:
 		w = append(w, fmt.Sprintf("%d of %d readings of the GPU's clients failed (%v): the time of clients that closed meanwhile is not counted",
 			g.failed, g.failed+g.polls, g.err))
@@ -171,14 +177,22 @@ func (t *Tracker) warnings(blind map[uint64]bool) []string {
 // blindParents are the processes read whose count of reaped children
 // holds, beside what the span saw, the whole life of another user's
 // process that was there before the span: that part cannot be told.
+// A blind process reaped by its parent makes the parent blind too: the
+// parent's count holds the blind one's.
 func (t *Tracker) blindParents() map[uint64]bool {
-	var blind map[uint64]bool
+	blind := map[uint64]bool{}
 	for _, c := range t.procs {
 		if c.denied && c.fromFirst && c.ended && t.procs[c.parent] != nil {
-			if blind == nil {
-				blind = map[uint64]bool{}
-			}
 			blind[c.parent] = true
+		}
+	}
+	for grew := len(blind) > 0; grew; {
+		grew = false
+		for id := range blind {
+			p := t.procs[id]
+			if p.ended && !t.orphaned(p) && !blind[p.parent] {
+				blind[p.parent], grew = true, true
+			}
 		}
 	}
 	return blind
@@ -218,8 +232,8 @@ func (t *Tracker) treeCPU(blind map[uint64]bool) time.Duration {
 // p's.
 func (t *Tracker) orphaned(p *proc) bool {
 	parent := t.procs[p.parent]
-	if parent == nil {
-		return true
+	if parent == nil || parent.denied {
+		return true // reaped where no count is read
 	}
 	gone := parent.exitedAt
 	if gone == 0 || parent.endedAt != 0 && parent.endedAt < gone {

@@ -29,6 +29,9 @@ type Tracker struct {
 	listed map[int32]uint32 // the poll in which each pid was last listed
 	pids   []int32          // the last list, reused
 	fresh  []fresh          // new pids' identities, reused
+	// firstMax is the newest unique id that the first poll found: a
+	// process found later with an older one was there already.
+	firstMax uint64
 	gpu    gpuShare
 	coal   coalition
 	err    error // why the last poll failed, if one did
@@ -89,22 +92,30 @@ func (t *Tracker) Poll() error {
 	return t.poll(false)
 }
 
-// Run polls every interval until done is closed, or until every process
-// of the tree is gone: nothing is left to read then.
+// Run polls every interval until done is closed. Once every process of
+// the tree is gone, it polls every second only: the GPU's time of every
+// process still makes the tree's share, and a descendant may still be
+// found.
 func (t *Tracker) Run(done <-chan struct{}, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	slow := false
 	for {
 		select {
 		case <-done:
 			return
 		case <-tick.C:
-			if t.Poll(); t.gone() {
-				return
+			t.Poll()
+			if gone := t.gone(); gone != slow {
+				slow = gone
+				tick.Reset(map[bool]time.Duration{false: interval, true: max(interval, goneInterval)}[gone])
 			}
 		}
 	}
 }
+
+// goneInterval is how often a tree that is gone is read.
+const goneInterval = time.Second
 
 // gone is whether every process of the tree is gone.
 func (t *Tracker) gone() bool {
@@ -179,11 +190,16 @@ func (t *Tracker) discover(first, fromBirth bool) error {
 		}
 	}
 	slices.SortFunc(t.fresh, func(a, b fresh) int { return cmpUint(a.UniqueID, b.UniqueID) })
+	if first && len(t.fresh) > 0 {
+		t.firstMax = t.fresh[len(t.fresh)-1].UniqueID
+	}
 	for _, f := range t.fresh {
 		if _, known := t.procs[f.UniqueID]; !known && t.procs[f.ParentUniqueID] != nil {
-			// Alive at the first poll: counted from birth or from now,
-			// as the root is; found later: born since, from birth.
-			t.add(f.pid, f.Ident, !first || fromBirth)
+			// Alive at the first poll (found then, or later, where
+			// its identity could not be read at once): counted from
+			// birth or from then, as the root is; born since: from
+			// birth.
+			t.add(f.pid, f.Ident, fromBirth || !first && f.UniqueID > t.firstMax)
 		}
 	}
 	return nil

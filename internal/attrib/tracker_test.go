@@ -60,7 +60,7 @@ func TestATreeOnABusyMacAddsUpToItsExactEnergy(t *testing.T) {
 		}
 	}
 	c.t = c.t.Add(100 * ms) // 2 s: the root exits
-	if _, err := tr.ReadBeforeReap(); err != nil {
+	if _, err := tr.ReadBeforeReap(nil); err != nil {
 		t.Fatal(err)
 	}
 	r := tr.Result()
@@ -167,7 +167,7 @@ func TestTheRootIsReadAsAZombieBeforeItIsReaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exited, err := tr.ReadBeforeReap()
+	exited, err := tr.ReadBeforeReap(nil)
 	if err != nil || exited.IsZero() {
 		t.Fatal(exited, err)
 	}
@@ -322,5 +322,74 @@ func TestATrackerClosesOnlyBetweenReadings(t *testing.T) {
 	tr.Poll() // after Close: reads nothing
 	if !k.closed || k.closedMidway {
 		t.Errorf("closed %v, in the middle of a reading %v", k.closed, k.closedMidway)
+	}
+}
+
+// trackFromFirst follows the tree of k's root from its first reading, as
+// a span that names a process does, polling it at 0.1 s to 1 s.
+func trackFromFirst(t *testing.T, k *fakepm.Processes, c *clock) attrib.Result {
+	t.Helper()
+	tr, err := attrib.Track(k, 3000, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c.t = c.t.Add(100 * ms)
+		tr.Poll()
+	}
+	return tr.Result()
+}
+
+// A worker that reaped an old child of another user's, and was then
+// reaped itself, hands its count on to its parent: the parent's count is
+// not used either, and the worker's own children are counted once, as
+// read.
+func TestABlindCountIsNotUsedUpTheTree(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses([]fakepm.Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -2 * time.Hour, Watts: 3},
+		{Name: "worker", Pid: 4001, ID: 1001, ParentID: 1000, Born: -time.Hour, Exits: 600 * ms, Reaped: 650 * ms, Watts: 2},
+		{Name: "helper", Pid: 4002, ID: 1002, ParentID: 1001, Born: -time.Hour, Exits: 300 * ms, Reaped: 350 * ms, Watts: 1, AnotherUsers: true},
+		{Name: "X", Pid: 4003, ID: 1003, ParentID: 1001, Born: 100 * ms, Exits: 200 * ms, Reaped: 250 * ms, Watts: 4},
+	}, c.now)
+	r := trackFromFirst(t, k, c)
+	// server 3 J, the worker 1.2 J, X 0.4 J, all read; nothing unseen.
+	if !near(r.CPU, 4.6, 1e-6) || r.UnseenCPUTime != 0 {
+		t.Errorf("read %.6f J, unseen %v: want 4.6 J and nothing", r.CPU, r.UnseenCPUTime)
+	}
+}
+
+// A process there before the span whose identity could not be read at
+// the first poll, and is at the next, counts from then, not from its
+// birth an hour ago.
+func TestAnOldProcessFoundLateCountsFromWhenItWasFound(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	k := fakepm.NewProcesses([]fakepm.Process{
+		{Name: "server", ID: 1000, ParentID: 1, Born: -2 * time.Hour, Watts: 3},
+		{Name: "worker", Pid: 4001, ID: 1001, ParentID: 1000, Born: -time.Hour, Watts: 2},
+		// Started a moment before the span: the newest id the first
+		// poll finds, as on a Mac some process always is.
+		{Name: "a browser's tab", Pid: 500, ID: 5000, ParentID: 1, Born: -time.Second, Watts: 1},
+	}, c.now)
+	k.IdentifyFailsOnce = 4001
+	r := trackFromFirst(t, k, c)
+	// server 3 J over the second; the worker 1.8 J from 0.1 s.
+	if !near(r.CPU, 4.8, 1e-6) {
+		t.Errorf("read %.6f J: want 4.8 J", r.CPU)
+	}
+}
+
+// Under a command of another user's (sudo), a shell of this user's reaps
+// a brief child: what the shell's count holds is unseen, though the
+// shell, reaped by the unreadable command, is in no count read.
+func TestUnderAnUnreadableParentTheUnseenIsStillCounted(t *testing.T) {
+	r := tenPolls(t, []fakepm.Process{
+		{Name: "sudo", ID: 1000, ParentID: 900, Exits: 1000 * ms, Watts: 1, AnotherUsers: true},
+		{Name: "sh", Pid: 4001, ID: 1001, ParentID: 1000, Born: 50 * ms, Exits: 800 * ms, Reaped: 850 * ms, Watts: 1},
+		{Name: "C", Pid: 4002, ID: 1002, ParentID: 1001, Born: 310 * ms, Exits: 330 * ms, Reaped: 340 * ms, Watts: 4},
+	})
+	// sh 0.75 J read; C's 0.08 J unseen.
+	if !near(r.CPU, 0.75, 1e-6) || !near(r.UnseenCPU(), 0.08, 1e-5) {
+		t.Errorf("read %.6f J, unseen %.6f J: want 0.75 J and 0.08 J", r.CPU, r.UnseenCPU())
 	}
 }

@@ -39,11 +39,11 @@ type Command struct {
 	// Watch, when set, is called with the command's pid once it has
 	// started and before anything waits for it. The function it
 	// returns, when not nil, is called to wait for the command: it must
-	// wait for the exit itself, without reaping (waitid's WNOWAIT), may
-	// then read the command's final usage while it is a zombie, and
-	// returns when the command exited (zero when it could not tell);
-	// the command is reaped after it.
-	Watch func(pid int) (beforeReap func() time.Time)
+	// wait for the exit itself, without reaping (waitid's WNOWAIT), call
+	// exited once it has, may then read the command's final usage while
+	// it is a zombie, and returns when the command exited (zero when it
+	// could not tell); the command is reaped after it.
+	Watch func(pid int) (beforeReap func(exited func()) time.Time)
 }
 
 // Process is a started command. One goroutine, which Start starts, waits
@@ -102,7 +102,7 @@ func Start(c Command) (*Process, error) {
 		return nil, startFailure(c.Argv[0], err)
 	}
 	p := &Process{cmd: cmd, foreground: c.Foreground, done: make(chan struct{})}
-	var beforeReap func() time.Time
+	var beforeReap func(exited func()) time.Time
 	if c.Watch != nil {
 		beforeReap = c.Watch(cmd.Process.Pid)
 	}
@@ -110,11 +110,10 @@ func Start(c Command) (*Process, error) {
 	return p, nil
 }
 
-func (p *Process) wait(beforeReap func() time.Time) {
+func (p *Process) wait(beforeReap func(exited func()) time.Time) {
 	var exited time.Time
 	if beforeReap != nil {
-		exited = beforeReap()
-		p.exited.Store(!exited.IsZero())
+		exited = beforeReap(func() { p.exited.Store(true) })
 	}
 	err := p.cmd.Wait()
 	at := time.Now()

@@ -52,6 +52,9 @@ type Processes struct {
 	CoalitionGPU, CoalitionANE float64
 	// MacOS is the version Info gives; "12.7" has no process energy.
 	MacOS string
+	// IdentifyFailsOnce is a pid whose first identification fails, as
+	// a call the kernel did not answer.
+	IdentifyFailsOnce int32
 }
 
 // NewProcesses makes a fake over table, with now as its clock (time.Now
@@ -172,6 +175,10 @@ func (f *Processes) Identify(pid int32) (attrib.Ident, error) {
 	defer f.mu.Unlock()
 	if pid == 1 {
 		return attrib.Ident{UniqueID: 1}, nil
+	}
+	if pid == f.IdentifyFailsOnce && pid != 0 {
+		f.IdentifyFailsOnce = 0
+		return attrib.Ident{}, errors.New("fake: no answer")
 	}
 	if pid != f.root && !f.inTable(pid) {
 		// A new command: the table starts again around it, as for the
