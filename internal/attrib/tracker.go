@@ -32,10 +32,10 @@ type Tracker struct {
 	// firstMax is the newest unique id that the first poll found: a
 	// process found later with an older one was there already.
 	firstMax uint64
-	gpu    gpuShare
-	coal   coalition
-	err    error // why the last poll failed, if one did
-	ended  bool
+	gpu      gpuShare
+	coal     coalition
+	err      error // why the last poll failed, if one did
+	ended    bool
 }
 
 // proc is one process of the tree.

@@ -16,7 +16,7 @@ import (
 func TestWatchReadsTheCommandBeforeItIsReaped(t *testing.T) {
 	var watched int
 	var zombie, endedWhileZombie bool
-	started := make(chan *Process, 1) // the process, once Start has returned it
+	started := make(chan *Process, 1)   // the process, once Start has returned it
 	exited := time.Now().Add(time.Hour) // a moment no wait could give
 	p, err := Start(Command{Argv: []string{"sh", "-c", "exit 3"}, Path: "/bin/sh", Watch: func(pid int) func(func()) time.Time {
 		watched = pid
