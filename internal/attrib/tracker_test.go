@@ -101,15 +101,7 @@ func TestATreeAlreadyRunningCountsFromTheFirstReading(t *testing.T) {
 		{Name: "request", Pid: 4002, ID: 1002, ParentID: 1000, Born: 250 * ms, Exits: 600 * ms, Reaped: 650 * ms, Watts: 4},
 	}
 	k := fakepm.NewProcesses(table, c.now)
-	tr, err := attrib.Track(k, 3000, false, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		c.t = c.t.Add(100 * ms)
-		tr.Poll()
-	}
-	r := tr.Result()
+	r := trackFromFirst(t, k, c)
 	// server 3 W × 1 s, worker 2 W × 0.5 s, request 4 W × 0.35 s.
 	if !near(r.CPU, 3+1+1.4, 1e-6) || r.UnseenCPUTime != 0 || r.Running != 1 || r.Processes != 3 {
 		t.Errorf("%+v: want 5.4 J, nothing unseen, 1 of 3 running", r)
@@ -217,15 +209,7 @@ func TestAnOrphanIsCountedAsLastRead(t *testing.T) {
 func tenPolls(t *testing.T, table []fakepm.Process) attrib.Result {
 	t.Helper()
 	c := &clock{t: time.Unix(1000, 0)}
-	tr, err := attrib.Track(fakepm.NewProcesses(table, c.now), 3000, true, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		c.t = c.t.Add(100 * ms)
-		tr.Poll()
-	}
-	return tr.Result()
+	return pollTen(t, fakepm.NewProcesses(table, c.now), c, true)
 }
 
 // A child its parent never reaps goes to launchd when the parent exits,
@@ -255,15 +239,7 @@ func TestAnOldChildOfAnotherUsersDoesNotSwampTheUnseen(t *testing.T) {
 		{Name: "helper", Pid: 4001, ID: 1001, ParentID: 1000, Born: -time.Hour, Exits: 500 * ms, Reaped: 600 * ms, Watts: 1, AnotherUsers: true},
 		{Name: "worker", Pid: 4002, ID: 1002, ParentID: 1000, Born: -time.Second, Exits: 300 * ms, Reaped: 350 * ms, Watts: 2},
 	}, c.now)
-	tr, err := attrib.Track(k, 3000, false, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		c.t = c.t.Add(100 * ms)
-		tr.Poll()
-	}
-	r := tr.Result()
+	r := trackFromFirst(t, k, c)
 	// server 3 J, worker 0.6 J; nothing of the helper's hour.
 	if !near(r.CPU, 3.6, 1e-6) || r.UnseenCPUTime != 0 || r.NotPermitted != 1 || !strings.Contains(strings.Join(r.Warnings, "\n"), "reaped another user's process that was there before the span") {
 		t.Errorf("%+v: want 3.6 J read, nothing unseen, and why", r)
@@ -286,11 +262,18 @@ type slowGPU struct {
 	mu              sync.Mutex
 	reading, closed bool
 	closedMidway    bool
+	started         chan struct{} // told when a reading starts, once set
 }
 
 func (k *slowGPU) GPUTimes(buf []attrib.GPUTime) ([]attrib.GPUTime, error) {
 	k.mu.Lock()
 	k.reading = true
+	if k.started != nil {
+		select {
+		case k.started <- struct{}{}:
+		default:
+		}
+	}
 	k.mu.Unlock()
 	time.Sleep(20 * ms)
 	k.mu.Lock()
@@ -314,9 +297,12 @@ func TestATrackerClosesOnlyBetweenReadings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	k.mu.Lock()
+	k.started = make(chan struct{}, 1)
+	k.mu.Unlock()
 	done := make(chan struct{})
 	go tr.Run(done, ms)
-	time.Sleep(30 * ms)
+	<-k.started // a reading of the poller's is under way
 	tr.Close()
 	close(done)
 	tr.Poll() // after Close: reads nothing
@@ -329,7 +315,14 @@ func TestATrackerClosesOnlyBetweenReadings(t *testing.T) {
 // a span that names a process does, polling it at 0.1 s to 1 s.
 func trackFromFirst(t *testing.T, k *fakepm.Processes, c *clock) attrib.Result {
 	t.Helper()
-	tr, err := attrib.Track(k, 3000, false, 0)
+	return pollTen(t, k, c, false)
+}
+
+// pollTen follows the tree of k's root, from its birth or its first
+// reading, polls it at 0.1 s to 1 s of c, and says what it drew.
+func pollTen(t *testing.T, k *fakepm.Processes, c *clock, fromBirth bool) attrib.Result {
+	t.Helper()
+	tr, err := attrib.Track(k, 3000, fromBirth, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
