@@ -25,13 +25,14 @@ type answer struct {
 	// usage says whether to send usage; nullUsage whether the chunks
 	// before it carry "usage":null, as OpenAI's do when usage is asked.
 	usage, nullUsage bool
-	huge             bool
-	times            []time.Time
+	// fault is how this answer misbehaves.
+	fault fault
+	times []time.Time
 }
 
 // text is the content of piece k.
 func (a answer) text(k int) string {
-	if k == 0 && a.huge {
+	if k == 0 && a.fault.kind == "huge" {
 		return strings.Repeat("x", HugePiece)
 	}
 	return fmt.Sprintf(" tok%d", k+1)

@@ -12,7 +12,8 @@ import (
 // complete answers a chat (chat true) or text completion request, whose
 // Seen is at index i.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, i int, chat bool) {
-	if s.misbehave(w, r) {
+	f := s.faultOf()
+	if s.misbehave(w, r, f) {
 		return
 	}
 	body, ok := readBody(w, r)
@@ -35,7 +36,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, i int, chat bo
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "invalid_request_error", "model_not_found")
 		return
 	}
-	a, err := s.schedule(i, req, chat, prompt, n, capped)
+	a, err := s.schedule(i, req, chat, prompt, n, capped, f)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error(), "server_error", "")
 		return
@@ -48,10 +49,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, i int, chat bo
 }
 
 // schedule queues a request for its slot and returns its answer.
-func (s *Server) schedule(i int, req request, chat bool, prompt, n int, capped bool) (answer, error) {
+func (s *Server) schedule(i int, req request, chat bool, prompt, n int, capped bool, f fault) (answer, error) {
 	s.mu.Lock()
 	arrived := time.Now()
-	slot, err := s.queue.take(arrived)
+	slot, err := s.queue.take(arrived, n)
 	s.ids++
 	id := s.ids
 	s.mu.Unlock()
@@ -61,13 +62,13 @@ func (s *Server) schedule(i int, req request, chat bool, prompt, n int, capped b
 	s.update(i, func(x *Seen) { x.Arrived, x.Slot, x.CompletionTokens = arrived, slot, n })
 	a := answer{
 		chat: chat, id: fmt.Sprintf("cmpl-%d", id), created: arrived.Unix(), model: req.Model,
-		prompt: prompt, n: n, capped: capped, huge: s.fault.kind == "huge",
+		prompt: prompt, n: n, capped: capped, fault: f,
 		times: s.c.tokenTimes(slot, n),
 	}
 	if chat {
 		a.id = fmt.Sprintf("chatcmpl-%d", id)
 	}
-	if s.fault.kind != "no-usage" {
+	if f.kind != "no-usage" {
 		// A stream carries usage only when asked; a whole answer always.
 		a.usage = !req.Stream || req.includeUsage()
 		a.nullUsage = req.Stream && a.usage
@@ -80,7 +81,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, i int, a answer)
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	if s.fault.kind == "no-done" {
+	if a.fault.kind == "no-done" {
 		w.Header().Set("Connection", "close")
 	}
 	w.WriteHeader(http.StatusOK)
@@ -93,7 +94,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, i int, a answer)
 	if a.usage && !event(w, rc, a.usageChunk()) {
 		return
 	}
-	if s.fault.kind != "no-done" {
+	if a.fault.kind != "no-done" {
 		event(w, rc, []byte("[DONE]"))
 	}
 }
@@ -102,11 +103,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, i int, a answer)
 // stream ended there: the client went away, or a fault cut it short.
 func (s *Server) streamPieces(w http.ResponseWriter, rc *http.ResponseController, ctx context.Context, i int, a answer) bool {
 	cut := -1
-	if s.fault.kind == "stall-after" || s.fault.kind == "drop-after" {
-		cut = min(s.fault.n, a.n)
+	if a.fault.kind == "stall-after" || a.fault.kind == "drop-after" {
+		cut = min(a.fault.n, a.n)
 	}
 	for k := 0; k <= a.n; k++ {
-		if k == cut && s.fault.kind == "stall-after" {
+		if k == cut && a.fault.kind == "stall-after" {
 			<-ctx.Done()
 			return false
 		}
@@ -121,7 +122,7 @@ func (s *Server) streamPieces(w http.ResponseWriter, rc *http.ResponseController
 			return false
 		}
 		s.sent(i, k == 0)
-		if k == 0 && s.fault.kind == "malformed" && !event(w, rc, []byte("{not json")) {
+		if k == 0 && a.fault.kind == "malformed" && !event(w, rc, []byte("{not json")) {
 			return false
 		}
 	}
@@ -132,7 +133,7 @@ func (s *Server) streamPieces(w http.ResponseWriter, rc *http.ResponseController
 // piece.
 func (s *Server) answerWhole(w http.ResponseWriter, r *http.Request, i int, a answer) {
 	ctx := r.Context()
-	if s.fault.kind == "stall-after" {
+	if a.fault.kind == "stall-after" {
 		<-ctx.Done()
 		return
 	}
@@ -140,7 +141,7 @@ func (s *Server) answerWhole(w http.ResponseWriter, r *http.Request, i int, a an
 		return
 	}
 	body := a.whole()
-	switch s.fault.kind {
+	switch a.fault.kind {
 	case "drop-after":
 		drop(http.NewResponseController(w))
 		return

@@ -70,6 +70,10 @@ type Config struct {
 	// closing the connection after N pieces. Faults touch the two
 	// completion endpoints only, so that /v1/models still answers.
 	Fault string
+	// FaultAfter is how many completion requests are served as they
+	// should before the fault begins: exopower llm's check of one token,
+	// before anything is measured, is one.
+	FaultAfter int
 	// RedirectTo is the URL (scheme and host, and a path if wanted) to
 	// which the redirect fault sends clients; "" for /elsewhere on the
 	// same host.

@@ -23,20 +23,20 @@ type queue struct {
 	free int64
 }
 
-// take gives a request that arrives now the first slot that starts at
+// take gives a request of n pieces that arrives now the first slot that starts at
 // least Lead from now and is not taken, and appends its phases to the
 // overrides file before it starts. The caller holds the server's lock, so
 // that slots are taken in the order of arrival and the file's lines in
 // the order of slots.
-func (q *queue) take(now time.Time) (time.Time, error) {
+func (q *queue) take(now time.Time, n int) (time.Time, error) {
 	period := int64(q.c.Period)
 	earliest := now.UnixNano() + int64(q.c.lead())
 	if q.c.Continuous {
 		start := max(earliest, q.free)
-		if err := q.appendOverrides(start); err != nil {
+		if err := q.appendOverrides(start, n); err != nil {
 			return time.Time{}, err
 		}
-		q.free = start + int64(q.c.Prefill+q.c.Decode)
+		q.free = start + int64(q.c.Prefill+q.c.decode(n))
 		return time.Unix(0, start), nil
 	}
 	k := earliest / period
@@ -47,22 +47,32 @@ func (q *queue) take(now time.Time) (time.Time, error) {
 		k = q.last + 1
 	}
 	start := k * period
-	if err := q.appendOverrides(start); err != nil {
+	if err := q.appendOverrides(start, n); err != nil {
 		return time.Time{}, err
 	}
 	q.last, q.taken = k, true
 	return time.Unix(0, start), nil
 }
 
-// appendOverrides appends the prefill and decode of the slot that starts
-// at start, in Unix nanoseconds, to the overrides file. Both lines go in
-// one write on a file opened to append, so that the lines of servers
-// sharing the file never interleave.
-func (q *queue) appendOverrides(start int64) error {
+// decode is how long the decode of n pieces takes: Decode, from the
+// first piece to the last, or none for a single piece, which ends the
+// work with the prefill.
+func (c Config) decode(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return c.Decode
+}
+
+// appendOverrides appends the prefill and decode of n pieces in the slot
+// that starts at start, in Unix nanoseconds, to the overrides file. Both
+// lines go in one write on a file opened to append, so that the lines of
+// servers sharing the file never interleave.
+func (q *queue) appendOverrides(start int64, n int) error {
 	if q.c.Overrides == "" {
 		return nil
 	}
-	mid, end := start+int64(q.c.Prefill), start+int64(q.c.Prefill+q.c.Decode)
+	mid, end := start+int64(q.c.Prefill), start+int64(q.c.Prefill+q.c.decode(n))
 	lines := fakepm.Override{From: start, To: mid, W: q.c.PrefillWatts}.String() + "\n" +
 		fakepm.Override{From: mid, To: end, W: q.c.DecodeWatts}.String() + "\n"
 	f, err := os.OpenFile(q.c.Overrides, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

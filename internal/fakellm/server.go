@@ -55,6 +55,8 @@ type Server struct {
 	queue queue
 	seen  []Seen
 	ids   int
+	// completions counts the completion requests, for Config.FaultAfter.
+	completions int
 }
 
 // NewHandler returns a fake server with config c. If c is not valid (see
@@ -142,12 +144,23 @@ func (s *Server) models(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, list)
 }
 
+// faultOf is the fault of the completion request that comes now: none
+// for the first Config.FaultAfter of them.
+func (s *Server) faultOf() fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.completions++; s.completions <= s.c.FaultAfter {
+		return fault{}
+	}
+	return s.fault
+}
+
 // misbehave answers as the status and redirect faults say, and reports
 // whether it did.
-func (s *Server) misbehave(w http.ResponseWriter, r *http.Request) bool {
-	switch s.fault.kind {
+func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, f fault) bool {
+	switch f.kind {
 	case "status":
-		writeError(w, s.fault.n, fmt.Sprintf("fake failure %d", s.fault.n), errorType(s.fault.n), "")
+		writeError(w, f.n, fmt.Sprintf("fake failure %d", f.n), errorType(f.n), "")
 		return true
 	case "redirect":
 		to := &url.URL{Path: "/elsewhere"}
