@@ -140,10 +140,13 @@ func TestLLMJoulesPerTokenOfEachPhase(t *testing.T) {
 			seen = append(seen, s)
 		}
 	}
-	if len(seen) != 5 { // the warmup and four measured
+	if len(seen) != 6 { // the check of one token, the warmup and four measured
 		t.Fatalf("the server saw %d requests", len(seen))
 	}
-	for _, s := range seen {
+	if check := seen[0]; check.MaxTokens == nil || *check.MaxTokens != 1 || check.Model != "tiny" || check.Authorization != "Bearer sk-test-secret" {
+		t.Errorf("the check of one token: the server saw %+v", check)
+	}
+	for _, s := range seen[1:] {
 		if s.Model != "tiny" || !s.Stream || !s.IncludeUsage || s.MaxTokens == nil || *s.MaxTokens != 16 || s.Seed == nil || *s.Seed != 7 ||
 			s.Temperature == nil || *s.Temperature != 0.5 || s.Authorization != "Bearer sk-test-secret" {
 			t.Errorf("the server saw %+v", s)
@@ -218,7 +221,9 @@ func TestLLMWhatAServerDoesWrong(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
-				cfg.Fault, cfg.Period, cfg.Prefill, cfg.Decode = c.fault, 200*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond
+				// The check of one token before measuring is served well;
+				// the measured requests meet the fault.
+				cfg.Fault, cfg.FaultAfter, cfg.Period, cfg.Prefill, cfg.Decode = c.fault, 1, 200*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond
 			})
 			args := []string{"-r", "2", "-w", "0", "--baseline", "0", "--style", "basic", url}
 			if c.stall != "" {
@@ -251,8 +256,9 @@ func TestLLMKeyAndReach(t *testing.T) {
 	other, otherURL, _ := modelServer(t, t.TempDir(), nil)
 	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) { cfg.Fault, cfg.RedirectTo = "redirect", otherURL })
 	key := []string{"OPENAI_API_KEY=sk-secret-1"}
+	// Refused by the check of one token, before anything is measured.
 	rep, stderr, code := llmJSON(t, cfg.Overrides, key, "-r", "1", "-w", "0", "--baseline", "0", url)
-	if code != 125 || rep == nil || !strings.Contains(*rep.Results[0].Requests[0].Error, "follows no redirect") || len(other.Requests()) != 0 {
+	if code != 125 || rep != nil || !strings.Contains(stderr, "follows no redirect") || !strings.Contains(stderr, "before anything is measured") || len(other.Requests()) != 0 {
 		t.Errorf("redirect: status %d, stderr %s, the other server saw %d requests", code, stderr, len(other.Requests()))
 	}
 	_, locked, _ := modelServer(t, t.TempDir(), func(cfg *fakellm.Config) { cfg.APIKey = "sk-right" })
@@ -425,9 +431,14 @@ func TestLLMPromptsFileCompletionsAndDuration(t *testing.T) {
 			t.Errorf("a request to %s", s.Path)
 		}
 	}
+	// The end of --duration cuts the request in flight short (the one of
+	// -c 1), and says so.
 	rep, stderr, code = llmJSON(t, cfg.Overrides, nil, "-r", "0", "--duration", "1s", "-w", "0", "--baseline", "0", url)
-	if code != 0 || rep == nil || rep.Results[0].Figures.Requests < 3 || rep.Results[0].Figures.Failed != 0 {
-		t.Errorf("--duration 1s: status %d, %+v, stderr %s", code, rep.Results[0].Figures, stderr)
+	if code != 0 || rep == nil || rep.Results[0].Figures.Requests < 3 || rep.Results[0].Figures.Failed > 1 {
+		t.Fatalf("--duration 1s: status %d, %+v, stderr %s", code, rep.Results[0].Figures, stderr)
+	}
+	if f := rep.Results[0].Figures.Failed; f == 1 && !strings.Contains(strings.Join(rep.Results[0].Warnings, "\n"), "1 request in flight when --duration ended, cut short there") {
+		t.Errorf("--duration 1s: %d cut short, warnings %q", f, rep.Results[0].Warnings)
 	}
 }
 
@@ -435,7 +446,7 @@ func TestLLMPromptsFileCompletionsAndDuration(t *testing.T) {
 // after five in a row, and says why.
 func TestLLMGivesUpOnAServerThatFailsEveryRequest(t *testing.T) {
 	t.Parallel()
-	_, url, cfg := modelServer(t, t.TempDir(), func(cfg *fakellm.Config) { cfg.Fault = "status=503" })
+	_, url, cfg := modelServer(t, t.TempDir(), func(cfg *fakellm.Config) { cfg.Fault, cfg.FaultAfter = "status=503", 1 })
 	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "50", "-w", "0", "--baseline", "0", url)
 	if code != 125 || rep == nil || len(rep.Results[0].Requests) != 5 {
 		t.Fatalf("status %d, stderr %s, report %v", code, stderr, rep != nil)

@@ -76,8 +76,8 @@ func (r *Request) segments(i int, work time.Duration) []segment {
 	pre := ph[0]
 	if d := pre.to.Sub(pre.from); d > 0 {
 		rate := math.NaN()
-		if r.processed() > 0 {
-			rate = float64(r.processed()) / min(work, d).Seconds()
+		if w := min(work, d); r.processed() > 0 && w > 0 {
+			rate = float64(r.processed()) / w.Seconds()
 		}
 		if work > 0 && work < d && !r.first.IsZero() {
 			cut := pre.to.Add(-work)
@@ -213,13 +213,29 @@ func differ(segs []segment, active []int) bool {
 // sharesOf are the active segments' shares of a stretch, by rate. A rate
 // not known is taken as the mean of those known (so that one request
 // without usage does not make every other share alike); with none known,
-// all share alike. Segments of no work share only when none works.
+// all share alike. Segments of no work share only when none works. A
+// rate that is not a finite number of 0 or more is not known, and the
+// rates are taken relative to the highest, so that no sum of them
+// overflows: every share is a finite part of the stretch, and the
+// shares sum to it.
 func sharesOf(segs []segment, active []int) []float64 {
 	shares := make([]float64, len(active))
+	top := 0.0
+	for n, si := range active {
+		shares[n] = segs[si].rate
+		if !(shares[n] >= 0) || math.IsInf(shares[n], 1) {
+			shares[n] = math.NaN()
+		} else {
+			top = max(top, shares[n])
+		}
+	}
 	known, sum := 0, 0.0
-	for _, si := range active {
-		if r := segs[si].rate; !math.IsNaN(r) {
-			known, sum = known+1, sum+r
+	for n, x := range shares {
+		if !math.IsNaN(x) {
+			if top > 0 {
+				shares[n] = x / top
+			}
+			known, sum = known+1, sum+shares[n]
 		}
 	}
 	mean := 1.0
@@ -227,8 +243,7 @@ func sharesOf(segs []segment, active []int) []float64 {
 		mean = sum / float64(known)
 	}
 	total := 0.0
-	for n, si := range active {
-		shares[n] = segs[si].rate
+	for n := range shares {
 		if math.IsNaN(shares[n]) {
 			shares[n] = mean
 		}

@@ -50,12 +50,14 @@ func BenchmarkClientRequest(b *testing.B) {
 	c := NewClient(u, Chat, "key", time.Minute, Options{MaxTokens: 128})
 	p := Generated(128, 1)
 	var e noEdges
-	c.Do(context.Background(), "m", p.Next(0), &e) // the connection, opened once
+	first, _ := p.Next(0)
+	c.Do(context.Background(), "m", first, &e) // the connection, opened once
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
 	for i := 0; b.Loop(); i++ {
-		if a := c.Do(context.Background(), "m", p.Next(i), &e); a.Err != nil || a.CompletionTokens != 128 {
+		prompt, _ := p.Next(i)
+		if a := c.Do(context.Background(), "m", prompt, &e); a.Err != nil || a.CompletionTokens != 128 {
 			b.Fatalf("answer %+v", a)
 		}
 	}

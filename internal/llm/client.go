@@ -21,13 +21,36 @@ import (
 	"github.com/exopower/exopower/internal/cluster"
 )
 
-// The client's bounds on what a server may send: a stream's event (a
-// chunk is a few hundred bytes), a whole answer, and an error's body.
+// The client's bounds on what a server may send. Each request in flight
+// holds at most its answer's head (MaxHeader), its read buffer
+// (readBuffer) and one event twice over (the line as it comes and the
+// event's data), each at most EventLimit(c) for c requests in flight:
+// docs/llm.md gives the sum at every -c.
 const (
-	MaxEvent    = 1 << 20
+	// MaxEvent is the largest event a request may be sent when few are in
+	// flight: a chunk is a few hundred bytes, a few KiB with logprobs.
+	MaxEvent = 1 << 20
+	// EventBudget is shared by the requests in flight: with more than 32
+	// of them, each may be sent an event of EventBudget over their
+	// number, and never less than MinEvent.
+	EventBudget = 32 << 20
+	MinEvent    = 32 << 10
+	// MaxHeader bounds an answer's head: a model server's is under 1 KiB,
+	// a proxy's a few. Go's own bound is some 10 MiB, which at -c 128
+	// let a server take 1.9 GB of the Mac being measured.
+	MaxHeader = 16 << 10
+	// MaxResponse bounds the bytes read of one answer, however slowly
+	// they come.
 	MaxResponse = 64 << 20
 	maxErrBody  = 64 << 10
+	readBuffer  = 16 << 10
 )
+
+// EventLimit is the largest event a request may be sent when inFlight
+// requests are in flight at most.
+func EventLimit(inFlight int) int {
+	return min(MaxEvent, max(MinEvent, EventBudget/max(1, inFlight)))
+}
 
 // API is the route a request takes.
 type API string
@@ -46,11 +69,17 @@ type Client struct {
 	// Key is sent as a bearer token, to URL's host only: no redirect is
 	// followed.
 	Key string
-	// Stall bounds the wait for the answer's head and for each event
-	// after it.
+	// Stall bounds the wait for the answer's head and for each sign of
+	// progress after it.
 	Stall time.Duration
+	// Timeout bounds a request from its send to its end; 0: no bound.
+	Timeout time.Duration
+	// InFlight is the most requests in flight at once, which sets the
+	// largest event each may be sent (EventLimit).
+	InFlight int
 	// Options are passed through in every request's body.
 	Options Options
+	secrets *secrets
 	hc      *http.Client
 }
 
@@ -68,10 +97,10 @@ type Options struct {
 func Endpoint(raw string, api API) (*url.URL, API, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, "", fmt.Errorf("%q is not an http:// or https:// URL of a server", raw)
+		return nil, "", fmt.Errorf("%q is not an http:// or https:// URL of a server", quoteURL(raw))
 	}
 	if u.User != nil {
-		return nil, "", fmt.Errorf("%s: a key in the URL would be printed and stored: give it in $OPENAI_API_KEY or --api-key-file", u.Redacted())
+		return nil, "", fmt.Errorf("%s: a user or password in the URL is not how a model server takes its key: give the key in $OPENAI_API_KEY or --api-key-file", Where(u))
 	}
 	p := strings.TrimRight(u.Path, "/")
 	switch {
@@ -92,6 +121,26 @@ func Endpoint(raw string, api API) (*url.URL, API, error) {
 	return u, api, nil
 }
 
+// quoteURL is raw, which is no URL exopower takes, without what may be
+// a credential in it: a user and password before an @, and a query.
+func quoteURL(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
+	rest, scheme := raw, ""
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest = raw[:i+3], raw[i+3:]
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = urlMark + "@" + host[i+1:]
+	}
+	if path != "" || strings.Contains(rest, "/") {
+		host += "/" + path
+	}
+	return cluster.Clean(scheme + host)
+}
+
 // NewClient is a client of u. It follows no redirect: an answer that
 // sends elsewhere is an error that names where.
 func NewClient(u *url.URL, api API, key string, stall time.Duration, opts Options) *Client {
@@ -101,9 +150,9 @@ func NewClient(u *url.URL, api API, key string, stall time.Duration, opts Option
 	// Mac being measured.
 	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1024, ForceAttemptHTTP2: true,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout: 10 * time.Second}
+		TLSHandshakeTimeout: 10 * time.Second, MaxResponseHeaderBytes: MaxHeader}
 	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Client{URL: u, API: api, Key: key, Stall: stall, Options: opts, hc: hc}
+	return &Client{URL: u, API: api, Key: key, Stall: stall, Options: opts, secrets: newSecrets(key, u), hc: hc}
 }
 
 // Prompt is what one request asks: a chat's messages, or a completion's
@@ -120,21 +169,21 @@ type Message struct {
 }
 
 // body is the request's JSON.
-func (c *Client) body(model string, p Prompt) ([]byte, error) {
+func (c *Client) body(model string, p Prompt, opts Options) ([]byte, error) {
 	m := map[string]any{"model": model, "stream": true, "stream_options": map[string]bool{"include_usage": true}}
 	if c.API == Completions {
 		m["prompt"] = p.text()
 	} else {
 		m["messages"] = p.messages()
 	}
-	if c.Options.MaxTokens > 0 {
-		m["max_tokens"] = c.Options.MaxTokens
+	if opts.MaxTokens > 0 {
+		m["max_tokens"] = opts.MaxTokens
 	}
-	if c.Options.Temperature != nil {
-		m["temperature"] = *c.Options.Temperature
+	if opts.Temperature != nil {
+		m["temperature"] = *opts.Temperature
 	}
-	if c.Options.Seed != nil {
-		m["seed"] = *c.Options.Seed
+	if opts.Seed != nil {
+		m["seed"] = *opts.Seed
 	}
 	return json.Marshal(m)
 }
@@ -166,7 +215,9 @@ type Edges interface {
 	Ended()
 }
 
-// Answer is what one streamed request gave and when.
+// Answer is what one streamed request gave and when. Its strings are
+// safe to print and store: the key and the URL's credentials taken out,
+// control characters escaped.
 type Answer struct {
 	// Sent is when the request left; First and Last when its first and
 	// last pieces of text came (zero when none came); Ended when its
@@ -175,7 +226,8 @@ type Answer struct {
 	// Pieces counts the events that carried text.
 	Pieces int
 	// PromptTokens and CompletionTokens are the server's counts (its
-	// usage); Usage says it gave them.
+	// usage); Usage says it gave them, and that they can be true of the
+	// answer (see judgeUsage).
 	PromptTokens, CompletionTokens int
 	Usage                          bool
 	// CachedTokens are the prompt's tokens that the server took from its
@@ -188,11 +240,16 @@ type Answer struct {
 	Err error
 	// Warnings are what was odd but not fatal.
 	Warnings []string
+
+	// badUsage is why the last usage the server gave cannot be read as
+	// counts of tokens, "" when it can.
+	badUsage string
 }
 
 // StatusError is a server's answer other than 200.
 type StatusError struct {
-	Code    int
+	Code int
+	// Message is the server's own, made safe to print.
 	Message string
 }
 
@@ -204,24 +261,43 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// ErrInterrupted is a request that a signal cut short.
-var ErrInterrupted = errors.New("interrupted before its end")
-
-// ErrStall is a server that sent no data for the stall bound.
-var ErrStall = errors.New("the server sent no data")
+var (
+	// ErrInterrupted is a request that a signal cut short.
+	ErrInterrupted = errors.New("interrupted before its end")
+	// ErrDurationOver is a request in flight when --duration ended, cut
+	// short there.
+	ErrDurationOver = errors.New("cut short at the end of --duration")
+	// ErrStall is a server that sent no data for the stall bound.
+	ErrStall = errors.New("the server sent no data")
+	// ErrTimeout is a request that took longer than its bound.
+	ErrTimeout = errors.New("the request took too long")
+)
 
 // Do sends one streamed request of model with prompt p and reads its
 // stream to the end, telling edges of its edges. ctx ends it early (its
-// answer then says so).
+// answer then says so: ErrInterrupted, or ErrDurationOver when ctx's
+// cause is that).
 func (c *Client) Do(ctx context.Context, model string, p Prompt, edges Edges) Answer {
+	a := c.do(ctx, model, p, edges, c.Options)
+	a.Err, a.FinishReason = c.scrub(a.Err), c.text(a.FinishReason)
+	judgeUsage(&a)
+	return a
+}
+
+func (c *Client) do(ctx context.Context, model string, p Prompt, edges Edges, opts Options) Answer {
 	var a Answer
-	body, err := c.body(model, p)
+	body, err := c.body(model, p, opts)
 	if err != nil {
 		a.Err = err
 		return a
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if c.Timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("%w: it ran for --request-timeout %v", ErrTimeout, c.Timeout))
+		defer stop()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL.String(), bytes.NewReader(body))
 	if err != nil {
 		a.Err = err
@@ -240,77 +316,112 @@ func (c *Client) Do(ctx context.Context, model string, p Prompt, edges Edges) An
 	a.Sent = time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		a.Err = c.failed(ctx, err)
-		if errors.Is(context.Cause(ctx), context.Canceled) {
-			a.Err = ErrInterrupted
-		}
-		a.Ended = time.Now()
+		a.Err, a.Ended = c.failed(ctx, http.MethodPost, c.URL, err), time.Now()
 		return a
 	}
 	defer resp.Body.Close()
+	// The answer's head is progress: the bound starts again.
+	watch.Reset(c.Stall)
 	if err := c.check(resp); err != nil {
 		a.Err, a.Ended = err, time.Now()
 		return a
 	}
 	c.read(ctx, resp.Body, &a, edges, func() { watch.Reset(c.Stall) })
 	edges.Ended()
-	if a.Err != nil {
-		if msg := a.Err.Error(); c.redact(msg) != msg {
-			a.Err = errors.New(c.redact(msg))
-		}
-		if errors.Is(context.Cause(ctx), context.Canceled) && ctx.Err() != nil {
-			a.Err = ErrInterrupted
-		}
+	if cut := cutBy(ctx); a.Err != nil && cut != nil {
+		a.Err = cut
 	}
 	return a
 }
 
-// failed is err, or the reason ctx was cancelled for (a stall), with
-// the endpoint's address.
-func (c *Client) failed(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+// cutBy is why the caller cut a request short, nil when it did not: a
+// signal (ErrInterrupted) or the end of --duration (ErrDurationOver).
+func cutBy(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrDurationOver):
+		return ErrDurationOver
+	case errors.Is(cause, context.Canceled):
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// failed is err, a request of u that got no answer, or the reason ctx
+// ended it for (a stall, the request's time), with the endpoint's
+// address.
+func (c *Client) failed(ctx context.Context, method string, u *url.URL, err error) error {
+	if cut := cutBy(ctx); cut != nil {
+		return cut
+	}
+	if cause := context.Cause(ctx); cause != nil {
 		err = cause
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("POST %s: %w", c.URL.Redacted(), err)
+	return fmt.Errorf("%s %s: %w", method, Where(u), err)
 }
 
 // check refuses an answer that is not a stream of events: a status
 // other than 200 (with the server's message), a redirect (named, not
 // followed), or one JSON object where a stream was asked for.
 func (c *Client) check(resp *http.Response) error {
+	where := Where(c.URL)
 	if resp.StatusCode/100 == 3 {
-		where := "nowhere it says"
+		to := "nowhere it says"
 		if loc, err := resp.Location(); err == nil {
-			where = cluster.Clean(loc.Redacted())
+			to = Where(loc)
 		}
 		return fmt.Errorf("POST %s: the server answered %d %s to %s: exopower follows no redirect, so that the key goes only where it was given; give that URL if it is the server's",
-			c.URL.Redacted(), resp.StatusCode, http.StatusText(resp.StatusCode), where)
+			where, resp.StatusCode, http.StatusText(resp.StatusCode), to)
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
-		return fmt.Errorf("POST %s: %w", c.URL.Redacted(), &StatusError{Code: resp.StatusCode, Message: c.redact(errorMessage(b))})
+		return fmt.Errorf("POST %s: %w", where, &StatusError{Code: resp.StatusCode, Message: c.text(errorMessage(b))})
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return fmt.Errorf("POST %s: the server answered %q, not a stream of events (text/event-stream): exopower needs a streamed answer to find the first token; check that the server streams this route", c.URL.Redacted(), cluster.Clean(ct))
+		return fmt.Errorf("POST %s: the server answered %q, not a stream of events (text/event-stream): exopower needs a streamed answer to find the first token; check that the server streams this route", where, ct)
 	}
 	return nil
 }
 
-// redact takes the key out of a server's text: a server may echo what it
-// was sent.
-func (c *Client) redact(s string) string {
-	if len(c.Key) < 4 {
-		return s
+// scrubbed is an error whose words are safe to print (Client.text). It
+// unwraps to what callers tell errors apart by, a sentinel or a
+// StatusError (whose message is safe too), and to nothing else, so that
+// no raw word of the server's can be reached through it.
+type scrubbed struct {
+	msg   string
+	cause error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.cause }
+
+// scrub is err with its words made safe to print: the one funnel of
+// every error that a request or the list of models ends with.
+func (c *Client) scrub(err error) error {
+	if err == nil || err == ErrInterrupted || err == ErrDurationOver {
+		return err
 	}
-	return strings.ReplaceAll(s, c.Key, "[the key]")
+	s := &scrubbed{msg: c.text(err.Error())}
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		s.cause = se
+	case errors.Is(err, ErrStall):
+		s.cause = ErrStall
+	case errors.Is(err, ErrTimeout):
+		s.cause = ErrTimeout
+	}
+	return s
 }
 
 // errorMessage is the message of an OpenAI error body, or the body's
-// text, made safe to print.
+// text, as the server gave it: Client.text makes it safe.
 func errorMessage(b []byte) string {
 	var e struct {
 		Error   json.RawMessage `json:"error"`
@@ -319,7 +430,7 @@ func errorMessage(b []byte) string {
 	}
 	if json.Unmarshal(b, &e) == nil && e.Object == "error" && e.Message != "" {
 		// vLLM's and others' shape: {"object": "error", "message": ...}.
-		return cluster.Clean(e.Message)
+		return e.Message
 	}
 	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
 		var obj struct {
@@ -328,57 +439,10 @@ func errorMessage(b []byte) string {
 		var s string
 		switch {
 		case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
-			return cluster.Clean(obj.Message)
+			return obj.Message
 		case json.Unmarshal(e.Error, &s) == nil && s != "":
-			return cluster.Clean(s)
+			return s
 		}
 	}
-	return cluster.Clean(strings.TrimSpace(string(b)))
-}
-
-// Models asks the server which models it serves (GET /v1/models, beside
-// the endpoint). It is also the check that the server answers before
-// anything is measured: an error names the endpoint and why.
-func (c *Client) Models(ctx context.Context) ([]string, error) {
-	u := *c.URL
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions"), "/completions") + "/models"
-	u.RawQuery = ""
-	ctx, cancel := context.WithTimeout(ctx, min(c.Stall, 30*time.Second))
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	if c.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Key)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrBody*16))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), &StatusError{Code: resp.StatusCode, Message: c.redact(errorMessage(body))})
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("GET %s: not a list of models: %w", u.Redacted(), err)
-	}
-	var ids []string
-	for _, m := range list.Data {
-		ids = append(ids, cluster.Clean(m.ID))
-	}
-	return ids, nil
+	return strings.TrimSpace(string(b))
 }

@@ -188,6 +188,9 @@ func (res Result) preview(tls []*Timeline) Result {
 	res.Requests = slices.Clone(res.Requests)
 	res.Warnings = slices.Clone(res.Warnings)
 	res.finish(nil, nodesOf(tls), 0)
+	if n := wire.Finite(&res); n > 0 {
+		res.Warnings = append(res.Warnings, notFinite(n))
+	}
 	return res
 }
 
@@ -290,13 +293,16 @@ func (res *Result) runTotals(b *Baseline) {
 // doubts are the warnings about a setting's figures.
 func (res *Result) doubts() []string {
 	var w []string
-	pieces, cached, cut, thin := 0, 0, 0, 0
+	pieces, cached, cut, over, thin := 0, 0, 0, 0, 0
 	var errs, notes []string
 	for _, r := range res.Requests {
 		notes = append(notes, r.Warnings...)
 		switch {
 		case r.Error != nil && *r.Error == ErrInterrupted.Error():
 			cut++
+			continue
+		case r.Error != nil && *r.Error == ErrDurationOver.Error():
+			over++
 			continue
 		case r.Error != nil:
 			errs = append(errs, *r.Error)
@@ -322,6 +328,9 @@ func (res *Result) doubts() []string {
 	}
 	if cut > 0 {
 		w = append(w, fmt.Sprintf("%s cut short by the interrupt: in the requests, not in the figures", output.Count(cut, "request")))
+	}
+	if over > 0 {
+		w = append(w, fmt.Sprintf("%s in flight when --duration ended, cut short there: in the requests, not in the figures", output.Count(over, "request")))
 	}
 	if len(errs) > 0 {
 		w = append(w, fmt.Sprintf("%s of %d failed, left out of the figures: %s", output.Count(len(errs), "request"), len(res.Requests), tally(errs)))

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
 )
 
@@ -28,6 +29,7 @@ type Flags struct {
 	Concurrency                    []int
 	Requests, Warmup               int
 	Duration, Baseline, Stall      time.Duration
+	RequestTimeout                 time.Duration
 	Prompts                        string
 	PromptWords, MaxTokens         int
 	Temperature                    float64
@@ -55,6 +57,7 @@ func Run(ctx context.Context, s *cli.Streams, f *Flags, id child.Identity, rawUR
 	if err != nil {
 		return err
 	}
+	defer cfg.Prompts.Close()
 	meter, err := start(ctx)
 	if err != nil {
 		return err
@@ -97,6 +100,7 @@ func (o *Flags) config(ctx context.Context, s *cli.Streams, id child.Identity, r
 	}
 	settings, err := o.settings(ctx, s, client)
 	if err != nil {
+		prompts.Close()
 		return Config{}, err
 	}
 	cfg := Config{Client: client, Settings: settings, Prompts: prompts, Requests: o.Requests, Duration: o.Duration,
@@ -131,6 +135,8 @@ func (o *Flags) Validate() error {
 		return cli.Fail(fmt.Errorf("--baseline %v: it takes a duration, or 0 for none", o.Baseline))
 	case o.Stall <= 0:
 		return cli.Fail(fmt.Errorf("--stall %v: it takes a duration above 0", o.Stall), "2m, the default, suits most servers")
+	case o.RequestTimeout <= 0:
+		return cli.Fail(fmt.Errorf("--request-timeout %v: it takes a duration above 0", o.RequestTimeout), "10m, the default, is as long as OpenAI's own clients wait")
 	case o.PromptWords < 4 || o.PromptWords > MaxPromptWords:
 		return cli.Fail(fmt.Errorf("--prompt-tokens %d: it takes 4 to %d", o.PromptWords, MaxPromptWords), "longer than any model's context; a file of --prompts takes longer ones")
 	case o.MaxTokens < 0:
@@ -141,6 +147,12 @@ func (o *Flags) Validate() error {
 		return cli.Fail(fmt.Errorf("--temperature %v: it takes 0 or more", o.Temperature))
 	case o.Changed("prompts") && o.Changed("prompt-tokens"):
 		return cli.Fail(errors.New("--prompts and --prompt-tokens: give one of them"))
+	}
+	if len(o.Concurrency) == 0 {
+		return cli.Fail(errors.New("--concurrency: no number"), "give the requests in flight at once, such as -c 1 or -c 1,4")
+	}
+	if len(o.Concurrency) == 0 {
+		return cli.Fail(errors.New("--concurrency: no number"), "give the requests in flight at once, such as -c 1 or -c 1,4")
 	}
 	for _, n := range o.Concurrency {
 		if n < 1 || n > 1024 {
@@ -166,6 +178,9 @@ func (o *Flags) key(s *cli.Streams, id child.Identity) (string, error) {
 		if strings.ContainsAny(k, "\r\n") {
 			return "", cli.Fail(errors.New("$OPENAI_API_KEY holds more than one line: want the key alone"))
 		}
+		if why := keyForm(k); why != "" {
+			return "", cli.Fail(errors.New("$OPENAI_API_KEY: "+why), "want the key alone, as the server gave it")
+		}
 		return k, nil
 	}
 	f, err := access.Open(o.KeyFile, id.Cred)
@@ -180,6 +195,9 @@ func (o *Flags) key(s *cli.Streams, id child.Identity) (string, error) {
 	k := strings.TrimSpace(string(b))
 	if k == "" || strings.ContainsAny(k, "\r\n") {
 		return "", cli.Fail(fmt.Errorf("--api-key-file %s: want the key alone on one line", o.KeyFile))
+	}
+	if why := keyForm(k); why != "" {
+		return "", cli.Fail(fmt.Errorf("--api-key-file %s: %s", o.KeyFile, why), "want the key alone, as the server gave it")
 	}
 	return k, nil
 }
@@ -205,7 +223,9 @@ func (o *Flags) client(s *cli.Streams, id child.Identity, rawURL string) (*Clien
 	if o.Changed("seed") {
 		opts.Seed = &o.Seed
 	}
-	return NewClient(u, api, key, o.Stall, opts), nil
+	c := NewClient(u, api, key, o.Stall, opts)
+	c.Timeout, c.InFlight = o.RequestTimeout, slices.Max(o.Concurrency)
+	return c, nil
 }
 
 // readPrompts reads --prompts as the user who ran exopower, or makes
@@ -224,42 +244,50 @@ func (o *Flags) readPrompts(id child.Identity) (*Prompts, error) {
 	if err != nil {
 		return nil, cli.Fail(fmt.Errorf("--prompts: %w", err), "name a file of JSON lines that you may read")
 	}
-	defer f.Close()
-	p, err := ReadPrompts(f, o.Prompts)
+	p, err := OpenPrompts(f, o.Prompts, o.promptsNeeded())
 	if err != nil {
+		f.Close()
 		return nil, cli.Fail(fmt.Errorf("--prompts: %w", err))
 	}
 	return p, nil
 }
 
+// promptsNeeded is how many prompts the run takes at most, or 0 when it
+// is not known (--duration without --requests), for the file's check.
+func (o *Flags) promptsNeeded() int {
+	n := float64(max(1, len(o.Models))) * float64(len(o.Concurrency)) * float64(o.Warmup+o.Requests)
+	if o.Requests == 0 || n > 1<<40 {
+		return 0
+	}
+	return int(n)
+}
+
 // settings asks the server for its models, which checks that it answers
-// before anything is measured, and makes a setting of every model and
-// concurrency.
+// before anything is measured, makes a setting of every model and
+// concurrency, and sends each model a request of one token: a model the
+// server does not serve, or a route or key it refuses, is refused here,
+// not after the baseline.
 func (o *Flags) settings(ctx context.Context, s *cli.Streams, c *Client) ([]Setting, error) {
 	pctx, stop := cli.CancelOnSignal(ctx, s.Signals)
-	listed, err := c.Models(pctx)
-	if stop() {
-		return nil, cli.Fail(errors.New("interrupted before the first request; nothing was measured"))
+	defer stop()
+	interrupted := func() error {
+		return cli.Fail(errors.New("interrupted before the first request; nothing was measured"))
 	}
-	var se *StatusError
-	var ne net.Error
-	var oe *net.OpError
-	switch {
-	case err != nil && (errors.As(err, &ne) || errors.As(err, &oe)):
-		return nil, cli.Fail(fmt.Errorf("the server does not answer: %w", err), "check that it runs and listens there: curl "+c.URL.Redacted())
-	case err != nil && errors.As(err, &se) && (se.Code == 401 || se.Code == 403):
-		return nil, cli.Fail(err, "give the server's key in $OPENAI_API_KEY or --api-key-file")
-	case err != nil && len(o.Models) == 0:
-		return nil, cli.Fail(fmt.Errorf("no --model, and the server's list of models could not be read: %w", err), "name the model with -m")
+	models, err := o.models(pctx, c)
+	if pctx.Err() != nil {
+		return nil, interrupted()
 	}
-	// With -m, a list of models that cannot be read is no matter: the
-	// server answered, and the requests will say what it takes.
-	models := o.Models
-	if len(models) == 0 {
-		if len(listed) != 1 {
-			return nil, cli.Fail(fmt.Errorf("no --model, and the server lists %d models: %v", len(listed), listed), "name the model with -m")
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range models {
+		err := c.Check(pctx, m)
+		if pctx.Err() != nil {
+			return nil, interrupted()
 		}
-		models = listed
+		if err != nil {
+			return nil, cli.Fail(fmt.Errorf("a first request of model %s, before anything is measured: %w", cluster.Clean(m), err), checkHint(err, c))
+		}
 	}
 	var out []Setting
 	for _, m := range models {
@@ -268,6 +296,45 @@ func (o *Flags) settings(ctx context.Context, s *cli.Streams, c *Client) ([]Sett
 		}
 	}
 	return out, nil
+}
+
+// models are the models to measure: -m's, or the one the server lists.
+func (o *Flags) models(ctx context.Context, c *Client) ([]string, error) {
+	listed, err := c.Models(ctx)
+	var se *StatusError
+	switch {
+	case errors.Is(err, ErrNoAnswer):
+		return nil, cli.Fail(fmt.Errorf("the server does not answer: %w", err), checkHint(err, c))
+	case errors.As(err, &se) && (se.Code == 401 || se.Code == 403):
+		return nil, cli.Fail(err, checkHint(err, c))
+	case err != nil && len(o.Models) == 0:
+		return nil, cli.Fail(fmt.Errorf("no --model, and the server's list of models could not be read: %w", err), "name the model with -m")
+	case len(o.Models) > 0:
+		// With -m, a list that cannot be read is no matter: the server
+		// answered, and the request of one token says whether it serves
+		// the model.
+		return o.Models, nil
+	case listed.Count != 1:
+		return nil, cli.Fail(fmt.Errorf("no --model, and the server lists %s", c.Listed(listed)), "name the model with -m")
+	case c.text(listed.First[0]) != listed.First[0]:
+		return nil, cli.Fail(fmt.Errorf("no --model, and the name of the one model the server lists holds what exopower will not print as it is: %s", c.text(listed.First[0])),
+			"name the model with -m")
+	}
+	return listed.First, nil
+}
+
+// checkHint is what to do about a check that failed.
+func checkHint(err error, c *Client) string {
+	var se *StatusError
+	switch {
+	case errors.Is(err, ErrNoAnswer):
+		return "check that it runs and listens there (and, for https://, that its certificate is one this Mac trusts): curl " + Where(c.URL)
+	case errors.As(err, &se) && (se.Code == 401 || se.Code == 403):
+		return "give the server's key in $OPENAI_API_KEY or --api-key-file"
+	case errors.As(err, &se) && se.Code == 404:
+		return "check the model's name (-m) and the URL's route (" + string(c.API) + "; --completions for /v1/completions)"
+	}
+	return "check the model's name (-m), the URL and the server's own log"
 }
 
 type export struct {

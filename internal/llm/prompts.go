@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +13,9 @@ import (
 )
 
 // Prompts are the prompts of a benchmark's requests, taken in turn: read
-// from a file, or made to a length.
+// from a file as the requests take them, or made to a length.
 type Prompts struct {
-	list []Prompt
+	file *promptFile
 	// words, when not 0, makes each request's prompt of that many words.
 	words int
 	seed  uint64
@@ -23,39 +24,97 @@ type Prompts struct {
 // maxPromptLine bounds a line of a prompts file.
 const maxPromptLine = 16 << 20
 
-// ReadPrompts reads a JSON-lines file of prompts: each line a JSON
+// promptFile is a JSON-lines file of prompts, read a line at a time as
+// requests take them, and from its start again after its last: a run
+// holds the prompt of each request in flight, whatever the file's
+// length.
+type promptFile struct {
+	mu   sync.Mutex
+	f    io.ReadSeeker
+	name string
+	sc   *bufio.Scanner
+	line int // lines read since the start
+}
+
+// OpenPrompts reads the prompts of f, a file of JSON lines (each a JSON
 // string, {"prompt": "..."} or {"messages": [{"role": ..., "content":
-// ...}, ...]}. Blank lines are skipped.
-func ReadPrompts(r io.Reader, name string) (*Prompts, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxPromptLine)
-	p := &Prompts{}
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if n == 1 {
-			// A byte-order mark, as some editors write it, is no part of
-			// the first prompt.
-			line = strings.TrimPrefix(line, "\ufeff")
-		}
-		if line == "" {
-			continue
-		}
-		pr, err := parsePrompt([]byte(line))
+// ...}, ...]}; blank lines skipped) named name. It checks the first need
+// prompts before anything is sent, or all of them when need is 0 (a run
+// whose requests are not counted), holding none of them.
+func OpenPrompts(f io.ReadSeeker, name string, need int) (*Prompts, error) {
+	pf := &promptFile{f: f, name: name}
+	n := 0
+	for ; need == 0 || n < need; n++ {
+		_, ok, err := pf.next()
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+			return nil, err
 		}
-		p.list = append(p.list, pr)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s: a line over %d MiB: one prompt a line, as JSON", name, maxPromptLine>>20)
+		if !ok {
+			break
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(p.list) == 0 {
+	if n == 0 {
 		return nil, fmt.Errorf("%s: no prompts: give one a line, such as {\"prompt\": \"Why is the sky blue?\"}", name)
 	}
-	return p, nil
+	if err := pf.rewind(); err != nil {
+		return nil, err
+	}
+	return &Prompts{file: pf}, nil
+}
+
+// next reads the file's next prompt; ok is false at its end.
+func (pf *promptFile) next() (p Prompt, ok bool, err error) {
+	if pf.sc == nil {
+		pf.sc = bufio.NewScanner(pf.f)
+		pf.sc.Buffer(make([]byte, 64<<10), maxPromptLine)
+	}
+	for pf.sc.Scan() {
+		pf.line++
+		line := bytes.TrimSpace(pf.sc.Bytes())
+		if pf.line == 1 {
+			// A byte-order mark, as some editors write it, is no part of
+			// the first prompt.
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if p, err = parsePrompt(line); err != nil {
+			return p, false, fmt.Errorf("%s:%d: %w", pf.name, pf.line, err)
+		}
+		return p, true, nil
+	}
+	switch err := pf.sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return p, false, fmt.Errorf("%s:%d: a line over %d MiB: one prompt a line, as JSON", pf.name, pf.line+1, maxPromptLine>>20)
+	case err != nil:
+		return p, false, fmt.Errorf("%s: %w", pf.name, err)
+	}
+	return p, false, nil
+}
+
+func (pf *promptFile) rewind() error {
+	if _, err := pf.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%s: %w", pf.name, err)
+	}
+	pf.sc, pf.line = nil, 0
+	return nil
+}
+
+// take is the file's next prompt, from its start again after its last.
+func (pf *promptFile) take() (Prompt, error) {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	p, ok, err := pf.next()
+	if err == nil && !ok {
+		if err = pf.rewind(); err == nil {
+			p, ok, err = pf.next()
+		}
+		if err == nil && !ok {
+			err = fmt.Errorf("%s: no prompts in it any more: the file changed while exopower read it", pf.name)
+		}
+	}
+	return p, err
 }
 
 func parsePrompt(b []byte) (Prompt, error) {
@@ -89,17 +148,26 @@ func parsePrompt(b []byte) (Prompt, error) {
 // server's prompt cache cannot skip the work that is to be measured.
 func Generated(words int, seed uint64) *Prompts { return &Prompts{words: words, seed: seed} }
 
+// Close lets go of the file the prompts are read from.
+func (p *Prompts) Close() error {
+	if p.file == nil {
+		return nil
+	}
+	if c, ok := p.file.f.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // Seed is the seed the made prompts come from; ok is false for prompts
 // from a file.
 func (p *Prompts) Seed() (seed uint64, ok bool) { return p.seed, p.words > 0 }
 
-// Len is how many prompts the file gave (0 for made ones).
-func (p *Prompts) Len() int { return len(p.list) }
-
-// Next is the prompt of the i-th request sent.
-func (p *Prompts) Next(i int) Prompt {
+// Next is the prompt of the i-th request sent: a file's next one, or
+// one made for i. An error is a file that changed since it was checked.
+func (p *Prompts) Next(i int) (Prompt, error) {
 	if p.words == 0 {
-		return p.list[i%len(p.list)]
+		return p.file.take()
 	}
 	rng := rand.New(rand.NewPCG(p.seed, uint64(i)))
 	var b strings.Builder
@@ -110,7 +178,7 @@ func (p *Prompts) Next(i int) Prompt {
 		b.WriteString(words[rng.IntN(len(words))])
 	}
 	b.WriteString(" Continue:")
-	return Prompt{Text: b.String()}
+	return Prompt{Text: b.String()}, nil
 }
 
 // commonWords are words that most tokenizers take as one token each, so

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -97,7 +98,7 @@ func (r *Runner) watch(ctx context.Context) (context.Context, func()) {
 func (r *Runner) Measure(ctx context.Context) *Report {
 	work, stop := r.watch(ctx)
 	defer stop()
-	rep := &Report{SchemaVersion: SchemaVersion, Type: "llm", Endpoint: r.cfg.Client.URL.Redacted(), API: string(r.cfg.Client.API),
+	rep := &Report{SchemaVersion: SchemaVersion, Type: "llm", Endpoint: Where(r.cfg.Client.URL), API: string(r.cfg.Client.API),
 		IntervalSeconds: wire.Num(r.cfg.Interval.Seconds()), Results: []Result{}, Warnings: []string{}}
 	if seed, ok := r.cfg.Prompts.Seed(); ok {
 		rep.PromptSeed = &seed
@@ -132,7 +133,16 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("node %s was left out: %v", sk.Node, sk.Err))
 	}
 	rep.finish(r.meter.timelines)
+	if n := wire.Finite(rep); n > 0 {
+		rep.Warnings = append(rep.Warnings, notFinite(n))
+	}
 	return rep
+}
+
+// notFinite is the warning of a report in which n figures came to NaN or
+// infinity, which no measurement can: a fault of exopower's own.
+func notFinite(n int) string {
+	return fmt.Sprintf("%s came to NaN or infinity, which cannot be true: written as null (0 where the JSON has no null); please report it", output.Count(n, "figure"))
 }
 
 // span is a stretch of time, by this Mac's clock.
@@ -207,6 +217,13 @@ func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, p
 		wg      sync.WaitGroup
 	)
 	deadline := time.Now().Add(d)
+	if d > 0 {
+		// The end of the duration ends the requests in flight too: a
+		// slow or endless answer does not hold the run past it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, deadline, ErrDurationOver)
+		defer cancel()
+	}
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -227,7 +244,7 @@ func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, p
 		switch {
 		case a.Err == nil:
 			inARow = 0
-		case !errors.Is(a.Err, ErrInterrupted):
+		case !errors.Is(a.Err, ErrInterrupted) && !errors.Is(a.Err, ErrDurationOver):
 			if inARow++; inARow >= giveUp && stopped == "" {
 				stopped = fmt.Sprintf("stopped after %d requests in a row failed, the last with: %v", giveUp, a.Err)
 			}
@@ -236,10 +253,21 @@ func (r *Runner) batch(ctx context.Context, s Setting, n int, d time.Duration, p
 	for range max(1, s.Concurrency) {
 		wg.Go(func() {
 			for i, ok := take(); ok; i, ok = take() {
-				done(i, r.cfg.Client.Do(ctx, s.Model, r.cfg.Prompts.Next(int(r.sent.Add(1)-1)), r.meter))
+				done(i, r.send(ctx, s.Model))
 			}
 		})
 	}
 	wg.Wait()
 	return answers, stopped
+}
+
+// send sends the next request of model.
+func (r *Runner) send(ctx context.Context, model string) Answer {
+	p, err := r.cfg.Prompts.Next(int(r.sent.Add(1) - 1))
+	if err != nil {
+		// A request that could not be sent, said in the report.
+		now := time.Now()
+		return Answer{Sent: now, Ended: now, Err: err}
+	}
+	return r.cfg.Client.Do(ctx, model, p, r.meter)
 }

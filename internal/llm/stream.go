@@ -8,64 +8,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
-	"github.com/exopower/exopower/internal/cluster"
+	"github.com/exopower/exopower/internal/output"
 )
 
 // read reads a stream of server-sent events to its end: data: [DONE],
 // the end of the body, an error in it, or ctx's end. seen is called at
-// every sign of progress (text, an end, usage), to hold off the stall
-// bound: a server that sends only comments or empty events to keep the
-// line open has stalled all the same.
+// every sign of progress (text, the end, the first usage), to hold off
+// the stall bound: a server that sends only comments, empty events or
+// the same usage again to keep the line open has stalled all the same.
 func (c *Client) read(ctx context.Context, body io.Reader, a *Answer, edges Edges, seen func()) {
-	r := bufio.NewReaderSize(&capped{r: body, left: MaxResponse}, 64<<10)
-	var data []byte
+	s := &events{r: bufio.NewReaderSize(&capped{r: body, left: MaxResponse}, readBuffer), limit: EventLimit(c.InFlight)}
 	for {
-		line, err := readLine(r)
+		data, err := s.next()
 		if err != nil {
 			c.ended(ctx, a, err)
 			return
 		}
-		switch {
-		case len(line) == 0:
-			// A blank line ends an event.
-			if len(data) > 0 {
-				if c.event(data, a, edges, seen) {
-					a.Ended = time.Now()
-					return
-				}
-				data = data[:0]
-			}
-		case line[0] == ':':
-			// A comment, which some servers send to keep the line open.
-		case bytes.HasPrefix(line, []byte("data:")):
-			v := bytes.TrimPrefix(line[5:], []byte(" "))
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			if len(data)+len(v) > MaxEvent {
-				a.Err, a.Ended = fmt.Errorf("an event over %d KiB: not a stream of chunks (exopower takes at most %d KiB an event)", MaxEvent>>10, MaxEvent>>10), time.Now()
-				return
-			}
-			data = append(data, v...)
+		if c.event(data, a, edges, seen) {
+			a.Ended = time.Now()
+			return
 		}
-		// Other fields (event:, id:, retry:) say nothing exopower needs.
 	}
 }
 
 // ended records how a stream that stopped without data: [DONE] ended.
 func (c *Client) ended(ctx context.Context, a *Answer, err error) {
 	a.Ended = time.Now()
+	var big *tooBig
 	switch {
 	case errors.Is(err, errTooLong):
 		a.Err = fmt.Errorf("an answer over %d MiB: exopower reads at most that much of one request", MaxResponse>>20)
-	case errors.Is(err, errLongLine):
-		a.Err = fmt.Errorf("a line over %d KiB: not a stream of chunks", MaxEvent>>10)
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled):
-		a.Err = ErrInterrupted
+	case errors.As(err, &big):
+		a.Err = fmt.Errorf("an event over %d KiB: not a stream of chunks (exopower takes at most %d KiB an event with %s in flight)",
+			big.limit>>10, big.limit>>10, output.Count(max(1, c.InFlight), "request"))
 	case ctx.Err() != nil:
-		a.Err = c.failed(ctx, ctx.Err())
+		a.Err = c.failed(ctx, http.MethodPost, c.URL, ctx.Err())
 	case errors.Is(err, io.EOF) && a.FinishReason != "":
 		a.Warnings = append(a.Warnings, "the stream ended without data: [DONE]")
 	case errors.Is(err, io.EOF):
@@ -77,7 +57,8 @@ func (c *Client) ended(ctx context.Context, a *Answer, err error) {
 	}
 }
 
-// event takes one event's data; it reports the end of the stream.
+// event takes one event's data; it reports the end of the stream. The
+// server's words go into the answer as they came: Do makes them safe.
 func (c *Client) event(data []byte, a *Answer, edges Edges, seen func()) bool {
 	if string(data) == "[DONE]" {
 		a.Done = true
@@ -87,7 +68,7 @@ func (c *Client) event(data []byte, a *Answer, edges Edges, seen func()) bool {
 		return true
 	}
 	if !json.Valid(data) {
-		a.Err = fmt.Errorf("an event that is not JSON: %s", cluster.Clean(string(data)))
+		a.Err = fmt.Errorf("an event that is not JSON: %s", data)
 		return true
 	}
 	if plain(data) {
@@ -102,7 +83,7 @@ func (c *Client) event(data []byte, a *Answer, edges Edges, seen func()) bool {
 	}
 	var ch chunk
 	if err := json.Unmarshal(data, &ch); err != nil {
-		a.Err = fmt.Errorf("an event that is not a chunk: %v: %s", err, cluster.Clean(string(data)))
+		a.Err = fmt.Errorf("an event that is not a chunk: %v: %s", err, data)
 		return true
 	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" || ch.Object == "error" {
@@ -114,21 +95,18 @@ func (c *Client) event(data []byte, a *Answer, edges Edges, seen func()) bool {
 			a.piece(edges)
 			seen()
 		}
-		if choice.FinishReason != nil && *choice.FinishReason != "" {
-			a.FinishReason = *choice.FinishReason
-			seen()
+		if f := choice.FinishReason; f != nil && *f != "" {
+			if a.FinishReason == "" {
+				seen()
+			}
+			a.FinishReason = *f
 		}
-	}
-	if u := ch.Usage; u != nil && (u.PromptTokens < 0 || u.CompletionTokens < 0) {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("the server's usage gave negative counts (%d prompt, %d completion tokens): not used", u.PromptTokens, u.CompletionTokens))
-		ch.Usage = nil
 	}
 	if ch.Usage != nil {
-		seen()
-		a.Usage, a.PromptTokens, a.CompletionTokens = true, ch.Usage.PromptTokens, ch.Usage.CompletionTokens
-		if d := ch.Usage.PromptTokensDetails; d != nil {
-			a.CachedTokens = d.CachedTokens
+		if !a.Usage && a.badUsage == "" {
+			seen()
 		}
+		a.takeUsage(ch.Usage)
 	}
 	return false
 }
@@ -172,11 +150,14 @@ func (c choice) text() bool {
 	return false
 }
 
+// usage is a chunk's count of tokens. Its numbers are read as JSON's
+// numbers, whatever they are (1e11, 2^64, -3, 1.5), for judgeUsage to
+// tell whether they can be counts of this answer's tokens.
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokens        float64 `json:"prompt_tokens"`
+	CompletionTokens    float64 `json:"completion_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
+		CachedTokens float64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 }
 
@@ -235,35 +216,103 @@ func valueAfter(data []byte, key string) ([]byte, bool) {
 	}
 }
 
-var (
-	errTooLong  = errors.New("answer too long")
-	errLongLine = errors.New("line too long")
-)
+var errTooLong = errors.New("answer too long")
 
-// readLine reads a line without its end (\n or \r\n), at most MaxEvent.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
+// tooBig is an event over the limit.
+type tooBig struct{ limit int }
+
+func (e *tooBig) Error() string { return fmt.Sprintf("an event over %d bytes", e.limit) }
+
+// events reads a stream of server-sent events: lines that end with \r\n,
+// \n or a lone \r (the format allows all three), a blank line ending an
+// event. A data field's value goes straight into the event's data, at
+// most limit bytes of it; other fields and comments are read and let go,
+// so that a request holds no more than its read buffer and one event.
+type events struct {
+	r     *bufio.Reader
+	limit int
+	data  []byte
+	// lf says the last line ended with \r: a \n first in the next line
+	// belongs to that end. It is looked for when the next line is read,
+	// not at once, which would wait for a byte that may not come yet.
+	lf bool
+}
+
+// next is the data of the next event that has any; it is good until the
+// next call.
+func (s *events) next() ([]byte, error) {
+	s.data = s.data[:0]
 	for {
-		part, err := r.ReadSlice('\n')
-		if err == nil && line == nil {
-			// The common case, a line whole in the buffer: no copy. It is
-			// good until the next read, and the caller copies what it keeps.
-			return trimEnd(part), nil
-		}
-		line = append(line, part...)
-		if len(line) > MaxEvent+2 {
-			return nil, errLongLine
-		}
-		switch {
-		case err == nil:
-			return trimEnd(line), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return trimEnd(line), nil
-		default:
+		blank, err := s.line()
+		if err != nil {
 			return nil, err
 		}
+		if blank && len(s.data) > 0 {
+			return s.data, nil
+		}
+	}
+}
+
+// line reads one line, taking a data field's value into s.data; it
+// reports whether the line was blank.
+func (s *events) line() (blank bool, err error) {
+	head, err := s.head()
+	if len(head) == 0 {
+		return false, err
+	}
+	data := bytes.HasPrefix(head, []byte("data:"))
+	if data {
+		s.r.Discard(5)
+		if head, _ = s.head(); len(head) > 0 && head[0] == ' ' {
+			s.r.Discard(1)
+		}
+		if len(s.data) > 0 {
+			s.data = append(s.data, '\n')
+		}
+	}
+	for n := 0; ; n++ {
+		b, err := s.r.Peek(max(1, s.r.Buffered()))
+		end := bytes.IndexAny(b, "\r\n")
+		if end < 0 && len(b) > 0 {
+			end = len(b)
+		} else if end < 0 {
+			return false, err
+		}
+		if data {
+			if len(s.data)+end > s.limit {
+				return false, &tooBig{s.limit}
+			}
+			s.data = append(s.data, b[:end]...)
+		}
+		if end == len(b) {
+			s.r.Discard(end)
+			continue
+		}
+		s.lf = b[end] == '\r'
+		s.r.Discard(end + 1)
+		return n == 0 && end == 0 && !data, nil
+	}
+}
+
+// head peeks at the start of a line, after the \n of a \r\n that ended
+// the last one: enough bytes to tell a data field (five) or the line's
+// end, whichever comes first. It waits only for bytes of a line that has
+// begun.
+func (s *events) head() ([]byte, error) {
+	for n := max(1, s.r.Buffered()); ; {
+		b, err := s.r.Peek(n)
+		if s.lf && len(b) > 0 {
+			s.lf = false
+			if b[0] == '\n' {
+				s.r.Discard(1)
+				n = max(1, s.r.Buffered())
+				continue
+			}
+		}
+		if len(b) >= 5 || bytes.ContainsAny(b, "\r\n") || err != nil {
+			return b, err
+		}
+		n = len(b) + 1
 	}
 }
 
@@ -289,14 +338,6 @@ func (c *capped) Read(p []byte) (int, error) {
 func skipSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
 		b = b[1:]
-	}
-	return b
-}
-
-// trimEnd is a line without its end, \n or \r\n (or a lone \r).
-func trimEnd(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
 	}
 	return b
 }
