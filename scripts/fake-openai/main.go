@@ -9,7 +9,7 @@
 // Usage: fake-openai [-addr 127.0.0.1:0] [-period 1s] [-prefill 200ms]
 // [-decode 600ms] [-tokens 32] [-idle 2,0.5,0.1] [-prefill-watts W]
 // [-decode-watts W] [-overrides FILE] [-models A,B] [-api-key KEY]
-// [-fault FAULT] [-redirect-to URL]
+// [-fault FAULT] [-fault-after N] [-redirect-to URL]
 package main
 
 import (
@@ -96,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.StringVar(&o.c.APIKey, "api-key", "", "bearer `token` that requests must carry")
 	fs.StringVar(&o.c.Fault, "fault", "", "`fault` to misbehave with (see internal/fakellm's Config.Fault)")
+	fs.IntVar(&o.c.FaultAfter, "fault-after", 0, "serve the first `N` completion requests well, then misbehave (1: exopower llm's check of one token passes, the measured requests meet the fault)")
 	fs.StringVar(&o.c.RedirectTo, "redirect-to", "", "`URL` that -fault redirect sends clients to")
 	if err := fs.Parse(args); err != nil {
 		return o, err
