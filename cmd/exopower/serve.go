@@ -126,5 +126,6 @@ func (o *serveOptions) config() (serve.Config, error) {
 	cfg.Boot, cfg.Interval, cfg.Reasons = boot.ID(), o.interval, source.Reasons()
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
 	cfg.Processes = openKernel
+	cfg.Root = os.Geteuid() == 0
 	return cfg, nil
 }

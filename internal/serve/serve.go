@@ -92,6 +92,9 @@ type Config struct {
 	// Processes opens the kernel's accounting of processes, for spans
 	// that name a process (?pid=); nil: such spans are refused.
 	Processes func() (attrib.Kernel, error)
+	// Root says that serve runs as root (euid 0), and so may read any
+	// user's processes.
+	Root bool
 }
 
 // Server answers the HTTP API over one Meter.

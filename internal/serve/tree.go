@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,9 +40,9 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if !named {
 		return nil, nil
 	}
-	pid, err := strconv.ParseInt(arg[0], 10, 32)
-	if err != nil || pid <= 0 || len(arg) > 1 {
-		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%s: give one process id, a positive whole number (?pid=1234)", strings.Join(arg, "&pid="))}
+	pid, ok := parsePid(arg)
+	if !ok {
+		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%q: give one process id in plain decimal digits, as ps shows it: no sign, spaces or leading zero (?pid=1234)", strings.Join(arg, "&pid="))}
 	}
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
@@ -56,6 +55,23 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 		s.releaseTree()
 	}
 	return tr, err
+}
+
+// parsePid reads the one pid that ?pid= gives, in the form ps shows:
+// decimal digits from 1 to 9 first, within a pid's range. strconv alone
+// takes a sign ("+5", from pid=%2B5), and a leading zero would give one
+// process two names.
+func parsePid(arg []string) (int32, bool) {
+	if len(arg) != 1 || arg[0] == "" || arg[0][0] == '0' {
+		return 0, false
+	}
+	for _, c := range arg[0] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	pid, err := strconv.ParseInt(arg[0], 10, 32)
+	return int32(pid), err == nil
 }
 
 // reserveTree takes a place among the MaxProcessSpans, or reports false.
@@ -88,20 +104,30 @@ func (s *Server) follow(pid int32) (*tree, error) {
 	}
 	t, err := attrib.Track(k, pid, false, 0)
 	switch {
-	case errors.Is(err, attrib.ErrNoProcess):
+	case errors.Is(err, attrib.ErrNoProcess), err == nil && !t.Readable():
+		// One answer for both: which pids run, and whose they are, is
+		// not the asker's to learn from serve.
 		k.Close()
-		return nil, &treeError{http.StatusNotFound, fmt.Sprintf("no process %d", pid)}
+		return nil, s.noSuchProcess(pid)
 	case err != nil:
 		k.Close()
 		return nil, &treeError{http.StatusNotImplemented, err.Error()}
-	case !t.Readable():
-		k.Close()
-		return nil, &treeError{http.StatusForbidden, fmt.Sprintf("process %d is another user's: serve, running as user %d, may not read its energy; "+
-			"run serve as the process's user", pid, os.Geteuid())}
 	}
 	tr := &tree{k: k, t: t, done: make(chan struct{}), release: s.releaseTree}
 	go t.Run(tr.done, attrib.PollInterval)
 	return tr, nil
+}
+
+// noSuchProcess refuses pid, which is not running or not serve's to
+// read, in words that do not tell the two apart.
+func (s *Server) noSuchProcess(pid int32) error {
+	msg := fmt.Sprintf("no process %d that this serve may follow: it follows running processes", pid)
+	if !s.cfg.Root {
+		msg += " of the user it runs as; check the pid (pgrep -l NAME), or run serve as the process's user"
+	} else {
+		msg += "; check the pid (pgrep -l NAME)"
+	}
+	return &treeError{http.StatusNotFound, msg}
 }
 
 // stop stops reading the tree and releases the kernel's accounting.

@@ -74,11 +74,9 @@ func TestASpanThatNamesAProcessItCannotFollowIsRefused(t *testing.T) {
 		code  int
 		why   string
 	}{
-		{"pid=abc", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "a positive whole number"},
-		{"pid=-3", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "a positive whole number"},
 		{"pid=1&pid=2", Config{Processes: processesOn(c, serverTree())}, http.StatusBadRequest, "one process id"},
-		{"pid=4242", Config{Processes: processesOn(c, nil)}, http.StatusNotFound, "no process 4242"},
-		{"pid=4242", Config{Processes: processesOn(c, theirs)}, http.StatusForbidden, "another user's"},
+		{"pid=4242", Config{Processes: processesOn(c, nil)}, http.StatusNotFound, "no process 4242 that this serve may follow"},
+		{"pid=4242", Config{Processes: processesOn(c, theirs)}, http.StatusNotFound, "no process 4242 that this serve may follow"},
 		{"pid=4242", Config{}, http.StatusNotImplemented, "reads no processes"},
 		{"pid=4242", Config{Processes: func() (attrib.Kernel, error) {
 			k := fakepm.NewProcesses(serverTree(), c.Now)
@@ -91,6 +89,60 @@ func TestASpanThatNamesAProcessItCannotFollowIsRefused(t *testing.T) {
 		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.why) || s.holding() != 0 {
 			t.Errorf("?%s: %d %s, %d spans: want %d, %q, none", tc.query, rec.Code, rec.Body, s.holding(), tc.code, tc.why)
 		}
+	}
+}
+
+// A pid is given as ps gives it: decimal digits, no sign, no spaces, no
+// leading zero, and no more than a pid can be. Before, strconv took
+// pid=%2B5 (+5) for process 5.
+func TestAPidIsGivenInPlainDecimalDigits(t *testing.T) {
+	c := newClock()
+	for _, tc := range []struct {
+		name, query string
+		code        int
+	}{
+		{"a plain pid is taken", "pid=4242", http.StatusCreated},
+		{"a plus sign is refused", "pid=%2B4242", http.StatusBadRequest},
+		{"a plus left as it is, a space in a query, is refused", "pid=+4242", http.StatusBadRequest},
+		{"a minus sign is refused", "pid=-3", http.StatusBadRequest},
+		{"a leading zero is refused", "pid=04242", http.StatusBadRequest},
+		{"a space before is refused", "pid=%204242", http.StatusBadRequest},
+		{"a space after is refused", "pid=4242%20", http.StatusBadRequest},
+		{"nothing is refused", "pid=", http.StatusBadRequest},
+		{"zero is refused", "pid=0", http.StatusBadRequest},
+		{"hexadecimal is refused", "pid=0x10", http.StatusBadRequest},
+		{"an underscore is refused", "pid=4_242", http.StatusBadRequest},
+		{"digits of another script are refused", "pid=%D9%A5", http.StatusBadRequest},
+		{"a number beyond any pid is refused", "pid=2147483648", http.StatusBadRequest},
+		{"a word is refused", "pid=abc", http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := offline(t, c, Config{Processes: processesOn(c, serverTree())})
+			rec := serveLocal(s.Handler(), httptest.NewRequest(http.MethodPost, "/v1/spans?"+tc.query, nil))
+			if rec.Code != tc.code {
+				t.Fatalf("?%s: %d %s, want %d", tc.query, rec.Code, rec.Body, tc.code)
+			}
+			if tc.code == http.StatusBadRequest && !strings.Contains(rec.Body.String(), "decimal digits") {
+				t.Errorf("?%s: %s does not say how to give a pid", tc.query, rec.Body)
+			}
+		})
+	}
+}
+
+// A process that does not exist and one that serve may not follow are
+// refused alike, so that the answer tells no one which pids run: before,
+// the first got 404 and the second 403.
+func TestNoProcessAndAProcessServeMayNotFollowAreRefusedAlike(t *testing.T) {
+	c := newClock()
+	theirs := serverTree()
+	theirs[0].AnotherUsers = true
+	answer := func(table []fakepm.Process) *httptest.ResponseRecorder {
+		s, _ := offline(t, c, Config{Processes: processesOn(c, table)})
+		return serveLocal(s.Handler(), httptest.NewRequest(http.MethodPost, "/v1/spans?pid=4242", nil))
+	}
+	none, other := answer(nil), answer(theirs)
+	if none.Code != other.Code || none.Body.String() != other.Body.String() {
+		t.Errorf("no process: %d %s; another user's: %d %s; want the same answer", none.Code, none.Body, other.Code, other.Body)
 	}
 }
 
