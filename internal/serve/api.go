@@ -74,6 +74,10 @@ func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 			fail(w, http.StatusForbidden, "spans are served to this machine only, unless the web config (--web.config.file) sets basic_auth_users")
 			return
 		}
+		if why := s.refuseSpans(r); why != "" {
+			fail(w, http.StatusForbidden, why)
+			return
+		}
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
 			var mb *http.MaxBytesError
 			if errors.As(err, &mb) {

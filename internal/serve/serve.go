@@ -95,6 +95,21 @@ type Config struct {
 	// Root says that serve runs as root (euid 0), and so may read any
 	// user's processes.
 	Root bool
+	// SpanUsers are the users of the web config who may open, read and
+	// end spans and stream the windows (the span role); nil: every
+	// user, and an empty list: none. Every user may scrape (/metrics,
+	// /v1/status).
+	SpanUsers []string
+	// ProcessUsers are the users of the web config who may also open
+	// spans that name a process (?pid=, the process role); they have the
+	// span role too.
+	ProcessUsers []string
+	// ProcessSpansWithoutPassword lets this machine's clients without a
+	// password open spans that name a process while serve runs as root,
+	// which cannot tell which user of the Mac asks: for a Mac of one
+	// user. Without root they may, as the kernel lets serve read only
+	// its own user's processes.
+	ProcessSpansWithoutPassword bool
 }
 
 // Server answers the HTTP API over one Meter.

@@ -44,6 +44,9 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if !ok {
 		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%q: give one process id in plain decimal digits, as ps shows it: no sign, spaces or leading zero (?pid=1234)", strings.Join(arg, "&pid="))}
 	}
+	if why := s.refuseProcesses(r); why != "" {
+		return nil, &treeError{http.StatusForbidden, why}
+	}
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
 	}
