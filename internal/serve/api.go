@@ -174,6 +174,12 @@ func (s *Server) read(w http.ResponseWriter, id string) {
 		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.final != nil {
+		reply(w, http.StatusOK, o.final)
+		return
+	}
 	reply(w, http.StatusOK, s.reading(o, s.meter.Read(o.span), nil))
 }
 
@@ -186,12 +192,18 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
 		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s.ended.Add(1)
+	if o.final != nil {
+		reply(w, http.StatusOK, o.final) // serve ended it, its tree gone
+		return
+	}
 	end := s.cfg.Now()
 	// End asks for a sample and waits for the window that covers the end:
 	// at most an interval and the grace. A client that goes away cuts the
 	// wait short; the span is closed all the same.
 	res := s.meter.End(r.Context(), o.span, end)
-	s.ended.Add(1)
 	reply(w, http.StatusOK, s.reading(o, res, &end))
 }
 
@@ -199,24 +211,27 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	t := s.meter.Totals()
 	restarts, rerr := s.src.Restarts()
 	s.mu.Lock()
-	open, streams := len(s.spans), s.streams
+	open, streams, trees := len(s.spans), s.streams, s.trees
 	s.mu.Unlock()
 	st := wire.Status{
-		Node:            s.cfg.Node,
-		InstanceID:      s.instance,
-		Source:          wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
-		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
-		StartedAt:       wall(s.started),
-		UptimeSeconds:   wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
-		EnergyJoules:    wire.NewComponents(t.Energy, t.Has),
-		CoveredSeconds:  wire.Num(t.Covered.Seconds()),
-		Samples:         t.Windows,
-		SampleErrors:    t.Refused,
-		Restarts:        restarts,
-		OpenSpans:       open,
-		OpenStreams:     streams,
-		Rails:           wire.NewRails(t.Health),
-		StillNowSeconds: map[string]wire.Num{},
+		Node:                     s.cfg.Node,
+		InstanceID:               s.instance,
+		Source:                   wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
+		IntervalSeconds:          wire.Num(s.cfg.Interval.Seconds()),
+		StartedAt:                wall(s.started),
+		UptimeSeconds:            wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
+		EnergyJoules:             wire.NewComponents(t.Energy, t.Has),
+		CoveredSeconds:           wire.Num(t.Covered.Seconds()),
+		Samples:                  t.Windows,
+		SampleErrors:             t.Refused,
+		Restarts:                 restarts,
+		OpenSpans:                open,
+		OpenStreams:              streams,
+		OpenProcessSpans:         trees,
+		MaxProcessSpans:          MaxProcessSpans,
+		MaxProcessSpansPerClient: MaxProcessSpansPerClient,
+		Rails:                    wire.NewRails(t.Health),
+		StillNowSeconds:          map[string]wire.Num{},
 	}
 	for r, d := range t.Stood {
 		st.StillNowSeconds[power.Rail(r).Label()] = wire.Num(d.Seconds())

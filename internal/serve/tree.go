@@ -3,10 +3,12 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/sampler"
@@ -22,6 +24,9 @@ type tree struct {
 	done    chan struct{}
 	once    sync.Once
 	release func() // gives its place among the MaxProcessSpans back
+
+	mu     sync.Mutex
+	goneAt time.Time // when Reclaim first found the tree gone
 }
 
 // treeError is a span's process that cannot be followed: the status to
@@ -50,14 +55,36 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
 	}
-	if !s.reserveTree() {
-		return nil, &treeError{http.StatusTooManyRequests, fmt.Sprintf("%d spans that name a process are open, the most there may be: end some", MaxProcessSpans)}
+	c := clientOf(r)
+	if why := s.reserveTree(c); why != "" {
+		return nil, &treeError{http.StatusTooManyRequests, why}
 	}
-	tr, err := s.follow(int32(pid))
+	tr, err := s.follow(pid)
 	if err != nil {
-		s.releaseTree()
+		s.releaseTree(c)
+		return nil, err
 	}
-	return tr, err
+	tr.release = func() { s.releaseTree(c) }
+	return tr, nil
+}
+
+// client is who holds a share of the MaxProcessSpans: key tells clients
+// apart, name says who it is in an answer.
+type client struct{ key, name string }
+
+// clientOf is the client that r comes from: the user whose password it
+// gave, from wherever; without one, its address, where every loopback
+// address is one client, this machine's, as any user of the Mac may ask
+// from any of them (and serve cannot tell its users apart).
+func clientOf(r *http.Request) client {
+	if user, ok := userOf(r); ok {
+		return client{"user " + user, "user " + user}
+	}
+	if loopback(r) {
+		return client{"loopback", "this Mac's clients without a password (one client, as any user of the Mac may ask from any loopback address)"}
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return client{"address " + host, "address " + host}
 }
 
 // parsePid reads the one pid that ?pid= gives, in the form ps shows:
@@ -77,21 +104,30 @@ func parsePid(arg []string) (int32, bool) {
 	return int32(pid), err == nil
 }
 
-// reserveTree takes a place among the MaxProcessSpans, or reports false.
-func (s *Server) reserveTree() bool {
+// reserveTree takes a place among the MaxProcessSpans for c, or says why
+// there is none.
+func (s *Server) reserveTree(c client) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.trees >= MaxProcessSpans {
-		return false
+	free := fmt.Sprintf("end some (a span gives its place back %v after its processes are gone)", TreeGoneAfter)
+	switch {
+	case s.trees >= MaxProcessSpans:
+		return fmt.Sprintf("%d spans that name a process are open, the most there may be: %s", MaxProcessSpans, free)
+	case s.treesBy[c.key] >= MaxProcessSpansPerClient:
+		return fmt.Sprintf("%d spans that name a process are open for %s, the most one client may hold: %s", MaxProcessSpansPerClient, c.name, free)
 	}
 	s.trees++
-	return true
+	s.treesBy[c.key]++
+	return ""
 }
 
-func (s *Server) releaseTree() {
+func (s *Server) releaseTree(c client) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.trees--
-	s.mu.Unlock()
+	if s.treesBy[c.key]--; s.treesBy[c.key] == 0 {
+		delete(s.treesBy, c.key)
+	}
 }
 
 // follow starts reading the tree of pid.
@@ -116,7 +152,7 @@ func (s *Server) follow(pid int32) (*tree, error) {
 		k.Close()
 		return nil, &treeError{http.StatusNotImplemented, err.Error()}
 	}
-	tr := &tree{k: k, t: t, done: make(chan struct{}), release: s.releaseTree}
+	tr := &tree{k: k, t: t, done: make(chan struct{})}
 	go t.Run(tr.done, attrib.PollInterval)
 	return tr, nil
 }
@@ -143,6 +179,24 @@ func (t *tree) stop() {
 		t.t.Close() // once no reading is under way
 		t.release()
 	})
+}
+
+// goneFor is how long the tree has been gone, as Reclaim found it at
+// now: 0 while a process of it runs.
+func (t *tree) goneFor(now time.Time) time.Duration {
+	gone := t.t.Gone()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !gone:
+		t.goneAt = time.Time{}
+	case t.goneAt.IsZero():
+		t.goneAt = now
+	}
+	if !gone {
+		return 0
+	}
+	return now.Sub(t.goneAt)
 }
 
 // attribution is what the tree drew over the span so far, or, ended, in
