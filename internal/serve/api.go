@@ -22,6 +22,7 @@ import (
 func (s *Server) Handler() http.Handler {
 	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 	return s.gate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answerRead(r)
 		s.requests.Add(1)
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		path := r.URL.Path
@@ -128,7 +129,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)
 	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr}
-	gone := r.Context().Err() != nil
+	gone := r.Context().Err() != nil || clientLeft(r)
 	s.mu.Lock()
 	s.pending--
 	if !gone {
@@ -143,8 +144,21 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opened.Add(1)
+	watchAnswer(r, func() { s.forget(o.id) })
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+}
+
+// forget ends the span id, whose client went without its answer, if it
+// is open: nobody knows its id.
+func (s *Server) forget(id string) {
+	s.mu.Lock()
+	o := s.spans[id]
+	delete(s.spans, id)
+	s.mu.Unlock()
+	if o != nil {
+		s.drop(o)
+	}
 }
 
 // tooMany refuses one more span or stream: both hold a span open.
