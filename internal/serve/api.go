@@ -62,9 +62,10 @@ func only(w http.ResponseWriter, r *http.Request, method string, h http.HandlerF
 }
 
 // guard lets a client open, read and end spans, and stream the windows,
-// only from this machine, unless it gave a password of the web config,
-// and never from a web page of another origin; it also refuses a body
-// larger than MaxBody (no request needs one).
+// only from this machine, unless it gave the password of a user of the
+// web config with the span role, and never from a web page of another
+// origin; it also refuses a body larger than MaxBody (no request needs
+// one).
 func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if why := s.crossOrigin(r); why != "" {

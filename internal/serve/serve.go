@@ -78,7 +78,8 @@ type Config struct {
 	// speaks TLS is its say, for as long as serve runs; the file is read
 	// again at every request. While the config in force sets
 	// basic_auth_users, every request needs a password, and spans are
-	// served to every client that gives one; otherwise to this machine
+	// served to the users whose roles allow them (SpanUsers,
+	// ProcessUsers); otherwise to this machine
 	// only, and only to a Host that names this machine. Once a config
 	// with users has been in force, its users stay in force while the
 	// file cannot be used or sets none.
