@@ -44,18 +44,31 @@ otherwise, which then needs a web config with passwords (--web.config.file),
 read again at every request: TLS is taken from it at start, and once it has
 set passwords, the last ones stay in force while it cannot be used. Without
 passwords, it answers only requests to localhost, 127.0.0.1 or this
-machine's hostname; web pages of other origins may not open spans or streams.`,
+machine's hostname; web pages of other origins may not open spans or streams.
+Every user of the web config may scrape /metrics and /v1/status; spans and
+the stream of windows are for the users of --web.span-users (every user when
+it is not given), and spans that name a process (?pid=) for the users of
+--web.process-users only.`,
 		Example: `  sudo exopower serve
   curl -s localhost:10241/metrics | grep exopower_soc_energy
   id=$(curl -s -X POST localhost:10241/v1/spans | jq -r .id); make; curl -s -X POST localhost:10241/v1/spans/$id/end
   sudo exopower serve --listen :10241 --web.config.file web.yml`,
 		Args: usage.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runServe(c.Context(), s, &o) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			// Not given is every user; given empty, none.
+			if !c.Flags().Changed("web.span-users") {
+				o.SpanUsers = nil
+			}
+			return runServe(c.Context(), s, &o)
+		},
 	}
 	o.addFlags(c, time.Second)
 	c.Flags().StringVar(&o.Listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.Node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
 	c.Flags().StringVar(&o.WebConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request, but TLS is turned on or off only at start")
+	c.Flags().StringSliceVar(&o.SpanUsers, "web.span-users", nil, "only these `USERS` of the web config (comma-separated) may open, read and end spans and stream windows; the others only scrape /metrics and /v1/status (default: every user)")
+	c.Flags().StringSliceVar(&o.ProcessUsers, "web.process-users", nil, "these `USERS` of the web config (comma-separated) may also open spans that name a process (?pid=), and spans as the users of --web.span-users (default: none)")
+	c.Flags().BoolVar(&o.ProcessSpansWithoutPassword, "web.process-spans-without-password", false, "as root, let this machine's clients without a password open spans that name a process (?pid=), any user's, as serve cannot tell who asks: for a Mac of one user (without root they may, for serve's user's processes)")
 	c.Flags().IntVar(&o.MaxConns, "web.max-connections", serve.DefaultMaxConnections, "hold at most `N` connections at once (the next waits), and never more than half of the files exopower may open (ulimit -n)")
 	return c
 }
@@ -126,5 +139,6 @@ func (o *serveOptions) config() (serve.Config, error) {
 	cfg.Boot, cfg.Interval, cfg.Reasons = boot.ID(), o.interval, source.Reasons()
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
 	cfg.Processes = openKernel
+	cfg.Root = os.Geteuid() == 0
 	return cfg, nil
 }

@@ -106,7 +106,7 @@ func (t *Tracker) Run(done <-chan struct{}, interval time.Duration) {
 			return
 		case <-tick.C:
 			t.Poll()
-			if gone := t.gone(); gone != slow {
+			if gone := t.Gone(); gone != slow {
 				slow = gone
 				tick.Reset(map[bool]time.Duration{false: interval, true: max(interval, goneInterval)}[gone])
 			}
@@ -117,8 +117,9 @@ func (t *Tracker) Run(done <-chan struct{}, interval time.Duration) {
 // goneInterval is how often a tree that is gone is read.
 const goneInterval = time.Second
 
-// gone is whether every process of the tree is gone.
-func (t *Tracker) gone() bool {
+// Gone is whether every process of the tree is gone (reaped), as the
+// last poll found.
+func (t *Tracker) Gone() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.live) == 0

@@ -17,12 +17,20 @@ import (
 // (DNS rebinding). Programs (curl, exopower --node, Prometheus) send
 // neither Origin nor Sec-Fetch-Site, and a Host of the name they dialled.
 
-// authKey marks a request's context with whether it gave a password.
+// authKey marks a request's context with the user of the web config
+// whose password it gave.
 type authKey struct{}
+
+// userOf is the user of the web config whose password r gave; ok is
+// false when it gave none.
+func userOf(r *http.Request) (user string, ok bool) {
+	user, ok = r.Context().Value(authKey{}).(string)
+	return user, ok
+}
 
 // authenticated reports whether r gave a password of the web config.
 func authenticated(r *http.Request) bool {
-	ok, _ := r.Context().Value(authKey{}).(bool)
+	_, ok := userOf(r)
 	return ok
 }
 
@@ -72,7 +80,8 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			}
 			// A client with a password may name serve as it likes:
 			// Prometheus scrapes by DNS names.
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, true)))
+			user, _, _ := r.BasicAuth()
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, user)))
 			return
 		case st.fault != "" && !loopback(r):
 			// 503 rather than 401 or 403: nothing the client can send

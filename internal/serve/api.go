@@ -22,6 +22,7 @@ import (
 func (s *Server) Handler() http.Handler {
 	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 	return s.gate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answerRead(r)
 		s.requests.Add(1)
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		path := r.URL.Path
@@ -61,9 +62,10 @@ func only(w http.ResponseWriter, r *http.Request, method string, h http.HandlerF
 }
 
 // guard lets a client open, read and end spans, and stream the windows,
-// only from this machine, unless it gave a password of the web config,
-// and never from a web page of another origin; it also refuses a body
-// larger than MaxBody (no request needs one).
+// only from this machine, unless it gave the password of a user of the
+// web config with the span role, and never from a web page of another
+// origin; it also refuses a body larger than MaxBody (no request needs
+// one).
 func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if why := s.crossOrigin(r); why != "" {
@@ -72,6 +74,10 @@ func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 		}
 		if !authenticated(r) && !loopback(r) {
 			fail(w, http.StatusForbidden, "spans are served to this machine only, unless the web config (--web.config.file) sets basic_auth_users")
+			return
+		}
+		if why := s.refuseSpans(r); why != "" {
+			fail(w, http.StatusForbidden, why)
 			return
 		}
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
@@ -124,7 +130,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	// window ends where the span starts.
 	sp := s.meter.Begin(r.Context(), nil)
 	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr}
-	gone := r.Context().Err() != nil
+	gone := r.Context().Err() != nil || clientLeft(r)
 	s.mu.Lock()
 	s.pending--
 	if !gone {
@@ -139,8 +145,21 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opened.Add(1)
+	watchAnswer(r, func() { s.forget(o.id) })
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+}
+
+// forget ends the span id, whose client went without its answer, if it
+// is open: nobody knows its id.
+func (s *Server) forget(id string) {
+	s.mu.Lock()
+	o := s.spans[id]
+	delete(s.spans, id)
+	s.mu.Unlock()
+	if o != nil {
+		s.drop(o)
+	}
 }
 
 // tooMany refuses one more span or stream: both hold a span open.
@@ -170,6 +189,12 @@ func (s *Server) read(w http.ResponseWriter, id string) {
 		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.final != nil {
+		reply(w, http.StatusOK, o.final)
+		return
+	}
 	reply(w, http.StatusOK, s.reading(o, s.meter.Read(o.span), nil))
 }
 
@@ -182,12 +207,18 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
 		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s.ended.Add(1)
+	if o.final != nil {
+		reply(w, http.StatusOK, o.final) // serve ended it, its tree gone
+		return
+	}
 	end := s.cfg.Now()
 	// End asks for a sample and waits for the window that covers the end:
 	// at most an interval and the grace. A client that goes away cuts the
 	// wait short; the span is closed all the same.
 	res := s.meter.End(r.Context(), o.span, end)
-	s.ended.Add(1)
 	reply(w, http.StatusOK, s.reading(o, res, &end))
 }
 
@@ -195,24 +226,27 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	t := s.meter.Totals()
 	restarts, rerr := s.src.Restarts()
 	s.mu.Lock()
-	open, streams := len(s.spans), s.streams
+	open, streams, trees := len(s.spans), s.streams, s.trees
 	s.mu.Unlock()
 	st := wire.Status{
-		Node:            s.cfg.Node,
-		InstanceID:      s.instance,
-		Source:          wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
-		IntervalSeconds: wire.Num(s.cfg.Interval.Seconds()),
-		StartedAt:       wall(s.started),
-		UptimeSeconds:   wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
-		EnergyJoules:    wire.NewComponents(t.Energy, t.Has),
-		CoveredSeconds:  wire.Num(t.Covered.Seconds()),
-		Samples:         t.Windows,
-		SampleErrors:    t.Refused,
-		Restarts:        restarts,
-		OpenSpans:       open,
-		OpenStreams:     streams,
-		Rails:           wire.NewRails(t.Health),
-		StillNowSeconds: map[string]wire.Num{},
+		Node:                     s.cfg.Node,
+		InstanceID:               s.instance,
+		Source:                   wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
+		IntervalSeconds:          wire.Num(s.cfg.Interval.Seconds()),
+		StartedAt:                wall(s.started),
+		UptimeSeconds:            wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
+		EnergyJoules:             wire.NewComponents(t.Energy, t.Has),
+		CoveredSeconds:           wire.Num(t.Covered.Seconds()),
+		Samples:                  t.Windows,
+		SampleErrors:             t.Refused,
+		Restarts:                 restarts,
+		OpenSpans:                open,
+		OpenStreams:              streams,
+		OpenProcessSpans:         trees,
+		MaxProcessSpans:          MaxProcessSpans,
+		MaxProcessSpansPerClient: MaxProcessSpansPerClient,
+		Rails:                    wire.NewRails(t.Health),
+		StillNowSeconds:          map[string]wire.Num{},
 	}
 	for r, d := range t.Stood {
 		st.StillNowSeconds[power.Rail(r).Label()] = wire.Num(d.Seconds())

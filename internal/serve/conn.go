@@ -1,10 +1,14 @@
 package serve
 
 import (
+	"context"
+	"crypto/tls"
+	"errors"
 	"log"
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -53,6 +57,73 @@ func (s *Server) HTTPServer(grace time.Duration) *http.Server {
 		// answers 431 (room for its buffered reader): without them, the
 		// limit is what MaxHeaderBytes says.
 		MaxHeaderBytes: MaxHeaderBytes - 4096,
+		// Each request knows its connection, to tell whether its
+		// client has gone (clientLeft, watchAnswer).
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+	}
+}
+
+// connKey marks a request's context with its connection.
+type connKey struct{}
+
+// connOf is the connection that r came on, through TLS: a *placed, a
+// *net.TCPConn, or nil where the server was not made by HTTPServer.
+func connOf(r *http.Request) net.Conn {
+	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	if t, ok := c.(*tls.Conn); ok {
+		return t.NetConn()
+	}
+	return c
+}
+
+// clientLeft reports whether r's client closed its connection, as the
+// kernel has it now. net/http cancels a request's context when it reads
+// the connection's end, but it reads it only in the background, a moment
+// later, and not at all once the client has sent the start of another
+// request: a client that timed out just as its span began kept the span.
+func clientLeft(r *http.Request) bool {
+	c := connOf(r)
+	if p, ok := c.(*placed); ok {
+		c = p.Conn
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	left := false
+	rc.Control(func(fd uintptr) { left = closedByPeer(fd) })
+	return left
+}
+
+// watchAnswer has gone called should r's connection be reset before its
+// client sends another request on it: the client went without reading
+// the answer about to be written. Its system resets the connection when
+// the answer comes to a socket it has closed, or (Linux, not macOS) when
+// it closes one that holds the answer unread. A client that read the
+// answer and closed the connection ends it with a FIN, which leaves the
+// span be. Over HTTP/2, where one connection carries many requests, and
+// on a connection not of a Listener, nothing is watched.
+func watchAnswer(r *http.Request, gone func()) {
+	if p, ok := connOf(r).(*placed); ok && r.ProtoMajor == 1 {
+		p.mu.Lock()
+		p.unread = gone
+		p.mu.Unlock()
+	}
+}
+
+// answerRead takes note that r's client has sent another request on its
+// connection, and so was there for the answer before it.
+func answerRead(r *http.Request) {
+	if p, ok := connOf(r).(*placed); ok {
+		p.mu.Lock()
+		p.unread = nil
+		p.mu.Unlock()
 	}
 }
 
@@ -170,10 +241,34 @@ type placed struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
+
+	mu     sync.Mutex
+	unread func() // watchAnswer's: called should the connection be reset
+}
+
+// Read reads the connection, and calls the watch of an answer
+// (watchAnswer) should its client have reset it. Reads that time out
+// are net/http's own doing (it ends its reading in the background so).
+func (c *placed) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	var ne net.Error
+	if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		c.mu.Lock()
+		unread := c.unread
+		c.unread = nil
+		c.mu.Unlock()
+		if unread != nil && errors.Is(err, syscall.ECONNRESET) {
+			unread()
+		}
+	}
+	return n, err
 }
 
 func (c *placed) Close() error {
 	err := c.Conn.Close()
+	c.mu.Lock()
+	c.unread = nil
+	c.mu.Unlock()
 	c.once.Do(func() { <-c.l.places })
 	return err
 }

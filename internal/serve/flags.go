@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +24,12 @@ type Flags struct {
 	WebConfig string
 	// MaxConns is the most connections held at once.
 	MaxConns int
+	// SpanUsers and ProcessUsers name the users of the web config with
+	// the span role and the process role (--web.span-users,
+	// --web.process-users): SpanUsers nil, not given, is every user.
+	SpanUsers, ProcessUsers []string
+	// ProcessSpansWithoutPassword is --web.process-spans-without-password.
+	ProcessSpansWithoutPassword bool
 }
 
 // Config checks f and says what the server publishes; Boot, Interval,
@@ -53,11 +60,48 @@ func (f Flags) Config() (Config, error) {
 		}
 		node = hostname
 	}
-	cfg := Config{Node: node, Web: web, BeyondLoopback: beyond}
+	for _, role := range []struct {
+		flag  string
+		names []string
+	}{{"--web.span-users", f.SpanUsers}, {"--web.process-users", f.ProcessUsers}} {
+		if err := checkRoleUsers(role.flag, role.names, web); err != nil {
+			return Config{}, err
+		}
+	}
+	cfg := Config{Node: node, Web: web, BeyondLoopback: beyond,
+		SpanUsers: f.SpanUsers, ProcessUsers: f.ProcessUsers, ProcessSpansWithoutPassword: f.ProcessSpansWithoutPassword}
 	if herr == nil {
 		cfg.Hostnames = []string{hostname}
 	}
 	return cfg, nil
+}
+
+// checkRoleUsers refuses names, given to flag (nil: not given), unless
+// each is a user of the web config that serve's start read. The file is
+// read again at every request: a user it comes to drop gets nothing
+// then, and one it adds no role that names do not give.
+func checkRoleUsers(flag string, names []string, web *WebConfig) error {
+	if names == nil {
+		return nil
+	}
+	list := strings.Join(names, ",")
+	if list == "" {
+		list = `""`
+	}
+	if web.Users() == 0 {
+		return cli.Fail(fmt.Errorf("%s %s: no web config sets basic_auth_users, the users that roles are for", flag, list),
+			"give --web.config.file with basic_auth_users that sets them; without passwords, this machine's clients may open spans")
+	}
+	for _, n := range names {
+		if n == "" {
+			return cli.Fail(fmt.Errorf("%s %s: a user's name is empty", flag, list), "separate the names by single commas, such as alice,bob")
+		}
+		if !web.HasUser(n) {
+			return cli.Fail(fmt.Errorf("%s %s: the web config %s sets no user %s", flag, list, web.path, n),
+				fmt.Sprintf("name users of its basic_auth_users (%s), separated by commas", strings.Join(web.UserNames(), ", ")))
+		}
+	}
+	return nil
 }
 
 // ClosingLine is what serve says as it stops: why, after how long, what

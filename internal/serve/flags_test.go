@@ -2,6 +2,7 @@ package serve
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -32,5 +33,27 @@ func TestClosingLineSaysWhatServeServed(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// The roles' flags reach the server as given: --web.span-users not given
+// (nil) is every user, given empty is none.
+func TestTheRolesFlagsReachTheServerAsGiven(t *testing.T) {
+	path := writeWebConfig(t, usersLines(t, "alice", "bob"))
+	for _, f := range []Flags{
+		{SpanUsers: nil, ProcessUsers: nil},
+		{SpanUsers: []string{}, ProcessUsers: []string{"bob"}},
+		{SpanUsers: []string{"alice"}, ProcessUsers: []string{"bob"}, ProcessSpansWithoutPassword: true},
+	} {
+		want := f
+		f.Listen, f.WebConfig, f.MaxConns, f.Node = "127.0.0.1:10241", path, 1, "mac1"
+		cfg, err := f.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (cfg.SpanUsers == nil) != (want.SpanUsers == nil) || !slices.Equal(cfg.SpanUsers, want.SpanUsers) ||
+			!slices.Equal(cfg.ProcessUsers, want.ProcessUsers) || cfg.ProcessSpansWithoutPassword != want.ProcessSpansWithoutPassword {
+			t.Errorf("%+v: the server's roles are %q, %q, %v", want, cfg.SpanUsers, cfg.ProcessUsers, cfg.ProcessSpansWithoutPassword)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // Limits of what clients may ask.
@@ -35,6 +37,13 @@ const (
 	// at once: each reads the process list and its tree ten times a
 	// second. One more is refused with 429.
 	MaxProcessSpans = 16
+	// MaxProcessSpansPerClient bounds the places among the
+	// MaxProcessSpans that one client holds: a user of the web config,
+	// or this machine's clients without a password, as one.
+	MaxProcessSpansPerClient = 4
+	// TreeGoneAfter is how long a span that names a process stays open
+	// once its tree is gone.
+	TreeGoneAfter = 10 * time.Second
 )
 
 // Meter is the stream that serve publishes: a *sampler.Sampler.
@@ -69,7 +78,8 @@ type Config struct {
 	// speaks TLS is its say, for as long as serve runs; the file is read
 	// again at every request. While the config in force sets
 	// basic_auth_users, every request needs a password, and spans are
-	// served to every client that gives one; otherwise to this machine
+	// served to the users whose roles allow them (SpanUsers,
+	// ProcessUsers); otherwise to this machine
 	// only, and only to a Host that names this machine. Once a config
 	// with users has been in force, its users stay in force while the
 	// file cannot be used or sets none.
@@ -92,6 +102,24 @@ type Config struct {
 	// Processes opens the kernel's accounting of processes, for spans
 	// that name a process (?pid=); nil: such spans are refused.
 	Processes func() (attrib.Kernel, error)
+	// Root says that serve runs as root (euid 0), and so may read any
+	// user's processes.
+	Root bool
+	// SpanUsers are the users of the web config who may open, read and
+	// end spans and stream the windows (the span role); nil: every
+	// user, and an empty list: none. Every user may scrape (/metrics,
+	// /v1/status).
+	SpanUsers []string
+	// ProcessUsers are the users of the web config who may also open
+	// spans that name a process (?pid=, the process role); they have the
+	// span role too.
+	ProcessUsers []string
+	// ProcessSpansWithoutPassword lets this machine's clients without a
+	// password open spans that name a process while serve runs as root,
+	// which cannot tell which user of the Mac asks: for a Mac of one
+	// user. Without root they may, as the kernel lets serve read only
+	// its own user's processes.
+	ProcessSpansWithoutPassword bool
 }
 
 // Server answers the HTTP API over one Meter.
@@ -111,9 +139,10 @@ type Server struct {
 
 	mu      sync.Mutex
 	spans   map[string]*openSpan
-	pending int // spans being opened: counted against MaxOpenSpans
-	trees   int // spans that follow a process, open or being opened: counted against MaxProcessSpans
-	streams int // streams of windows, each holding a span: counted too
+	pending int            // spans being opened: counted against MaxOpenSpans
+	trees   int            // spans that follow a process, open or being opened: counted against MaxProcessSpans
+	treesBy map[string]int // trees by client (client.key): counted against MaxProcessSpansPerClient
+	streams int            // streams of windows, each holding a span: counted too
 
 	// What serve answered, for the line it ends with (Served).
 	requests, opened, ended atomic.Int64
@@ -143,6 +172,13 @@ type openSpan struct {
 	span    *sampler.Span
 	started time.Time // wall clock, for people and other machines
 	tree    *tree     // the process tree the span names, or nil
+
+	// mu is held while the span is read or ended, so that its end,
+	// by its client, by Reclaim or by Expire, comes once.
+	mu sync.Mutex
+	// final is the span's reading where serve ended it for its client,
+	// its tree gone (Reclaim): the answer to GET and end from then on.
+	final *wire.Reading
 }
 
 // New returns a Server over meter, whose source src is.
@@ -150,7 +186,7 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), instance: randomHex(16), spans: map[string]*openSpan{},
+	s := &Server{meter: meter, src: src, cfg: cfg, started: cfg.Now(), instance: randomHex(16), spans: map[string]*openSpan{}, treesBy: map[string]int{},
 		web:   newWebConfig(cfg.Web, cfg.BeyondLoopback, cfg.Log),
 		hosts: hostnames(cfg.Hostnames),
 		cop:   http.NewCrossOriginProtection(),
@@ -172,24 +208,91 @@ func (s *Server) Expire() int {
 		}
 	}
 	s.mu.Unlock()
-	ctx, cancel := contextDone()
-	defer cancel()
 	for _, o := range old {
-		s.meter.End(ctx, o.span, s.cfg.Now())
-		o.tree.stop()
+		s.drop(o)
 	}
 	return len(old)
 }
 
-// RunExpiry calls Expire every minute until ctx ends.
+// drop ends o, taken out of s.spans, for no one: no window is waited for,
+// and its tree is read no more.
+func (s *Server) drop(o *openSpan) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.final != nil {
+		return // ended already, its tree stopped
+	}
+	ctx, cancel := contextDone()
+	defer cancel()
+	s.meter.End(ctx, o.span, s.cfg.Now())
+	o.tree.stop()
+}
+
+// Reclaim ends the spans that name a process whose tree has been gone
+// for TreeGoneAfter, as their clients would: each is read no more and
+// gives its place among the MaxProcessSpans back, and its reading, as
+// of its end, answers GET and end until it expires. It returns how many
+// it ended. Run it every second.
+func (s *Server) Reclaim() int {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	var trees []*openSpan
+	for _, o := range s.spans {
+		if o.tree != nil {
+			trees = append(trees, o)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, o := range trees {
+		if o.tree.goneFor(now) >= TreeGoneAfter && s.finish(o) {
+			n++
+		}
+	}
+	return n
+}
+
+// finish ends o, whose tree is gone, at the end of the newest window (no
+// wait for one), and keeps its reading for its client. It reports false
+// where o was ended already, or is being read or ended: the next
+// Reclaim tries again.
+func (s *Server) finish(o *openSpan) bool {
+	if !o.mu.TryLock() {
+		return false
+	}
+	defer o.mu.Unlock()
+	s.mu.Lock()
+	kept := s.spans[o.id] == o
+	s.mu.Unlock()
+	if !kept || o.final != nil {
+		return false
+	}
+	end := s.cfg.Now()
+	if t := s.meter.Totals(); t.Windows > 0 && t.Last.End.After(o.span.Start) && t.Last.End.Before(end) {
+		end = t.Last.End
+	}
+	ctx, cancel := contextDone()
+	defer cancel()
+	r := s.reading(o, s.meter.End(ctx, o.span, end), &end)
+	r.Warnings = append(r.Warnings, fmt.Sprintf("the span's processes were all gone for %v: serve ended the span then, and gave its place back", TreeGoneAfter))
+	o.final = &r
+	return true
+}
+
+// RunExpiry ends spans left behind until ctx ends: those whose process
+// tree is gone (Reclaim, every second), and those open for SpanTTL
+// (Expire, every minute).
 func (s *Server) RunExpiry(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
+	reclaim, expire := time.NewTicker(time.Second), time.NewTicker(time.Minute)
+	defer reclaim.Stop()
+	defer expire.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-reclaim.C:
+			s.Reclaim()
+		case <-expire.C:
 			s.Expire()
 		}
 	}

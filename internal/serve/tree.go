@@ -3,11 +3,12 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/sampler"
@@ -23,6 +24,9 @@ type tree struct {
 	done    chan struct{}
 	once    sync.Once
 	release func() // gives its place among the MaxProcessSpans back
+
+	mu     sync.Mutex
+	goneAt time.Time // when Reclaim first found the tree gone
 }
 
 // treeError is a span's process that cannot be followed: the status to
@@ -41,38 +45,89 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if !named {
 		return nil, nil
 	}
-	pid, err := strconv.ParseInt(arg[0], 10, 32)
-	if err != nil || pid <= 0 || len(arg) > 1 {
-		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%s: give one process id, a positive whole number (?pid=1234)", strings.Join(arg, "&pid="))}
+	pid, ok := parsePid(arg)
+	if !ok {
+		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%q: give one process id in plain decimal digits, as ps shows it: no sign, spaces or leading zero (?pid=1234)", strings.Join(arg, "&pid="))}
+	}
+	if why := s.refuseProcesses(r); why != "" {
+		return nil, &treeError{http.StatusForbidden, why}
 	}
 	if s.cfg.Processes == nil {
 		return nil, &treeError{http.StatusNotImplemented, "this serve reads no processes: spans that name one (?pid=) need macOS 13 or later"}
 	}
-	if !s.reserveTree() {
-		return nil, &treeError{http.StatusTooManyRequests, fmt.Sprintf("%d spans that name a process are open, the most there may be: end some", MaxProcessSpans)}
+	c := clientOf(r)
+	if why := s.reserveTree(c); why != "" {
+		return nil, &treeError{http.StatusTooManyRequests, why}
 	}
-	tr, err := s.follow(int32(pid))
+	tr, err := s.follow(pid)
 	if err != nil {
-		s.releaseTree()
+		s.releaseTree(c)
+		return nil, err
 	}
-	return tr, err
+	tr.release = func() { s.releaseTree(c) }
+	return tr, nil
 }
 
-// reserveTree takes a place among the MaxProcessSpans, or reports false.
-func (s *Server) reserveTree() bool {
+// client is who holds a share of the MaxProcessSpans: key tells clients
+// apart, name says who it is in an answer.
+type client struct{ key, name string }
+
+// clientOf is the client that r comes from: the user whose password it
+// gave, from wherever; without one, its address, where every loopback
+// address is one client, this machine's, as any user of the Mac may ask
+// from any of them (and serve cannot tell its users apart).
+func clientOf(r *http.Request) client {
+	if user, ok := userOf(r); ok {
+		return client{"user " + user, "user " + user}
+	}
+	if loopback(r) {
+		return client{"loopback", "this Mac's clients without a password (one client, as any user of the Mac may ask from any loopback address)"}
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return client{"address " + host, "address " + host}
+}
+
+// parsePid reads the one pid that ?pid= gives, in the form ps shows:
+// decimal digits from 1 to 9 first, within a pid's range. strconv alone
+// takes a sign ("+5", from pid=%2B5), and a leading zero would give one
+// process two names.
+func parsePid(arg []string) (int32, bool) {
+	if len(arg) != 1 || arg[0] == "" || arg[0][0] == '0' {
+		return 0, false
+	}
+	for _, c := range arg[0] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	pid, err := strconv.ParseInt(arg[0], 10, 32)
+	return int32(pid), err == nil
+}
+
+// reserveTree takes a place among the MaxProcessSpans for c, or says why
+// there is none.
+func (s *Server) reserveTree(c client) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.trees >= MaxProcessSpans {
-		return false
+	free := fmt.Sprintf("end some (a span gives its place back %v after its processes are gone)", TreeGoneAfter)
+	switch {
+	case s.trees >= MaxProcessSpans:
+		return fmt.Sprintf("%d spans that name a process are open, the most there may be: %s", MaxProcessSpans, free)
+	case s.treesBy[c.key] >= MaxProcessSpansPerClient:
+		return fmt.Sprintf("%d spans that name a process are open for %s, the most one client may hold: %s", MaxProcessSpansPerClient, c.name, free)
 	}
 	s.trees++
-	return true
+	s.treesBy[c.key]++
+	return ""
 }
 
-func (s *Server) releaseTree() {
+func (s *Server) releaseTree(c client) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.trees--
-	s.mu.Unlock()
+	if s.treesBy[c.key]--; s.treesBy[c.key] == 0 {
+		delete(s.treesBy, c.key)
+	}
 }
 
 // follow starts reading the tree of pid.
@@ -88,20 +143,30 @@ func (s *Server) follow(pid int32) (*tree, error) {
 	}
 	t, err := attrib.Track(k, pid, false, 0)
 	switch {
-	case errors.Is(err, attrib.ErrNoProcess):
+	case errors.Is(err, attrib.ErrNoProcess), err == nil && !t.Readable():
+		// One answer for both: which pids run, and whose they are, is
+		// not the asker's to learn from serve.
 		k.Close()
-		return nil, &treeError{http.StatusNotFound, fmt.Sprintf("no process %d", pid)}
+		return nil, s.noSuchProcess(pid)
 	case err != nil:
 		k.Close()
 		return nil, &treeError{http.StatusNotImplemented, err.Error()}
-	case !t.Readable():
-		k.Close()
-		return nil, &treeError{http.StatusForbidden, fmt.Sprintf("process %d is another user's: serve, running as user %d, may not read its energy; "+
-			"run serve as the process's user", pid, os.Geteuid())}
 	}
-	tr := &tree{k: k, t: t, done: make(chan struct{}), release: s.releaseTree}
+	tr := &tree{k: k, t: t, done: make(chan struct{})}
 	go t.Run(tr.done, attrib.PollInterval)
 	return tr, nil
+}
+
+// noSuchProcess refuses pid, which is not running or not serve's to
+// read, in words that do not tell the two apart.
+func (s *Server) noSuchProcess(pid int32) error {
+	msg := fmt.Sprintf("no process %d that this serve may follow: it follows running processes", pid)
+	if !s.cfg.Root {
+		msg += " of the user it runs as; check the pid (pgrep -l NAME), or run serve as the process's user"
+	} else {
+		msg += "; check the pid (pgrep -l NAME)"
+	}
+	return &treeError{http.StatusNotFound, msg}
 }
 
 // stop stops reading the tree and releases the kernel's accounting.
@@ -114,6 +179,24 @@ func (t *tree) stop() {
 		t.t.Close() // once no reading is under way
 		t.release()
 	})
+}
+
+// goneFor is how long the tree has been gone, as Reclaim found it at
+// now: 0 while a process of it runs.
+func (t *tree) goneFor(now time.Time) time.Duration {
+	gone := t.t.Gone()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !gone:
+		t.goneAt = time.Time{}
+	case t.goneAt.IsZero():
+		t.goneAt = now
+	}
+	if !gone {
+		return 0
+	}
+	return now.Sub(t.goneAt)
 }
 
 // attribution is what the tree drew over the span so far, or, ended, in

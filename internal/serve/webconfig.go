@@ -105,6 +105,23 @@ func (w *WebConfig) Users() int {
 	return len(w.state.cfg.Users)
 }
 
+// HasUser reports whether the web config sets a password for user.
+func (w *WebConfig) HasUser(user string) bool {
+	if w == nil {
+		return false
+	}
+	_, ok := w.state.cfg.Users[user]
+	return ok
+}
+
+// UserNames are the users the web config sets, in order.
+func (w *WebConfig) UserNames() []string {
+	if w == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(w.state.cfg.Users))
+}
+
 // TLS reports whether the web config sets TLS, and so whether serve
 // speaks it for as long as it runs.
 func (w *WebConfig) TLS() bool { return w != nil && w.tls != nil }

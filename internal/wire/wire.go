@@ -368,7 +368,15 @@ type Status struct {
 	RestartError    *string        `json:"source_error"`
 	OpenSpans       int            `json:"open_spans"`
 	OpenStreams     int            `json:"open_streams"`
-	LastWindow      *LastWindow    `json:"last_window"`
+	// OpenProcessSpans is how many spans that name a process (?pid=)
+	// hold one of their places now, MaxProcessSpans how many places
+	// there are, and MaxProcessSpansPerClient how many one client (a
+	// user of the web config, or this Mac's clients without a password)
+	// may hold.
+	OpenProcessSpans         int         `json:"open_process_spans"`
+	MaxProcessSpans          int         `json:"max_process_spans"`
+	MaxProcessSpansPerClient int         `json:"max_process_spans_per_client"`
+	LastWindow               *LastWindow `json:"last_window"`
 	// Rails is what exopower refused to believe of each rail since serve
 	// started; StillNowSeconds, how long each rail's counter has stood
 	// still now while the others moved (0 while it moves), by rail.
