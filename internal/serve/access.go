@@ -28,6 +28,12 @@ func userOf(r *http.Request) (user string, ok bool) {
 	return user, ok
 }
 
+// basicUser is the user that r's basic authentication names.
+func basicUser(r *http.Request) string {
+	user, _, _ := r.BasicAuth()
+	return user
+}
+
 // authenticated reports whether r gave a password of the web config.
 func authenticated(r *http.Request) bool {
 	_, ok := userOf(r)
@@ -80,8 +86,7 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			}
 			// A client with a password may name serve as it likes:
 			// Prometheus scrapes by DNS names.
-			user, _, _ := r.BasicAuth()
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, user)))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, basicUser(r))))
 			return
 		case st.fault != "" && !loopback(r):
 			// 503 rather than 401 or 403: nothing the client can send

@@ -168,14 +168,7 @@ func TestSpansThatNameAProcessAreBounded(t *testing.T) {
 	web := loadWebConfig(t, writeWebConfig(t, usersLines(t, users...)))
 	s, _ := offline(t, c, Config{Web: web, BeyondLoopback: true, ProcessUsers: users, Processes: processesOn(c, serverTree())})
 	h := s.Handler()
-	var first string
-	for i := range MaxProcessSpans {
-		rec := as(h, users[i/MaxProcessSpansPerClient], "POST", "/v1/spans?pid=4242")
-		if rec.Code != http.StatusCreated {
-			t.Fatalf("span %d: %d %s", i, rec.Code, rec.Body)
-		}
-		first = cmp.Or(first, rec.Header().Get("Location"))
-	}
+	first := fillProcessSpans(t, h, users)
 	rec := as(h, "u5", "POST", "/v1/spans?pid=4242")
 	if rec.Code != http.StatusTooManyRequests || !strings.Contains(rec.Body.String(), "name a process are open, the most there may be") {
 		t.Fatalf("one more: %d %s, want 429", rec.Code, rec.Body)
@@ -215,14 +208,7 @@ func TestASpanWhoseProcessesAreGoneGivesItsPlaceBack(t *testing.T) {
 	web := loadWebConfig(t, writeWebConfig(t, usersLines(t, users...)))
 	s, _ := offline(t, c, Config{Web: web, BeyondLoopback: true, ProcessUsers: users, Processes: processesOn(c, sleepTree())})
 	h := s.Handler()
-	var first string
-	for i := range MaxProcessSpans {
-		rec := as(h, users[i/MaxProcessSpansPerClient], "POST", "/v1/spans?pid=4242")
-		if rec.Code != http.StatusCreated {
-			t.Fatalf("span %d: %d %s", i, rec.Code, rec.Body)
-		}
-		first = cmp.Or(first, rec.Header().Get("Location"))
-	}
+	first := fillProcessSpans(t, h, users)
 	full := func(when string) {
 		t.Helper()
 		if rec := as(h, "u5", "POST", "/v1/spans?pid=4242"); rec.Code != http.StatusTooManyRequests {
@@ -337,4 +323,19 @@ func (s *Server) pollTrees() {
 			o.tree.t.Poll()
 		}
 	}
+}
+
+// fillProcessSpans opens every place of the MaxProcessSpans, each user
+// their share in turn, and returns the first span's address.
+func fillProcessSpans(t *testing.T, h http.Handler, users []string) string {
+	t.Helper()
+	var first string
+	for i := range MaxProcessSpans {
+		rec := as(h, users[i/MaxProcessSpansPerClient], "POST", "/v1/spans?pid=4242")
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("span %d: %d %s", i, rec.Code, rec.Body)
+		}
+		first = cmp.Or(first, rec.Header().Get("Location"))
+	}
+	return first
 }
