@@ -1,0 +1,129 @@
+package wall
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultInterval is how often a Meter polls its plug: plugs refresh
+// their power reading about once a second.
+const DefaultInterval = time.Second
+
+// MinInterval is the shortest interval a Meter polls at: a plug's own
+// readings change no faster, and a plug polled faster slows down.
+const MinInterval = 100 * time.Millisecond
+
+// keep is how long a Meter keeps its polls, and maxPolls how many at
+// most: a day at 1 s, a few hours at the shortest interval.
+const (
+	keep     = 24 * time.Hour
+	maxPolls = 1 << 17
+)
+
+// Meter polls a plug and places each reading on the timeline, at the
+// midpoint of its request's round trip, so that the energy over any span
+// can be read (Energy).
+type Meter struct {
+	plug     Plug
+	interval time.Duration
+	now      func() time.Time
+	mu       sync.Mutex
+	polls    []poll
+	stats    Stats
+}
+
+// poll is one request of the plug: its reading when ok.
+type poll struct {
+	at time.Time
+	r  Reading
+	ok bool
+}
+
+// Stats are a Meter's polls so far, for doctor.
+type Stats struct {
+	// Polls is how many reads were made, Failures how many failed.
+	Polls, Failures int
+	// LastError is the newest failure's message ("" when none), safe
+	// to print.
+	LastError string
+	// LastOK is when the newest good reading was taken.
+	LastOK time.Time
+}
+
+// NewMeter is a meter of p that polls every interval (DefaultInterval
+// when 0, MinInterval at least) and reads time from now (time.Now when
+// nil), the clock of the timeline its spans are asked on.
+func NewMeter(p Plug, interval time.Duration, now func() time.Time) *Meter {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Meter{plug: p, interval: max(interval, MinInterval), now: now}
+}
+
+// Run polls the plug every interval until ctx ends. A failed read is
+// counted in Stats and leaves its time uncovered; the next poll is
+// made on time all the same.
+func (m *Meter) Run(ctx context.Context) {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		m.Poll(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Poll reads the plug once now and keeps the reading: Run's step, which
+// a test can drive itself. A read cut short by ctx's end is not kept.
+func (m *Meter) Poll(ctx context.Context) error {
+	before := m.now()
+	r, err := m.plug.Read(ctx)
+	after := m.now()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	p := poll{at: before.Add(after.Sub(before) / 2), r: r, ok: err == nil}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stats.Polls++
+	if err != nil {
+		m.stats.Failures++
+		m.stats.LastError = err.Error()
+	} else {
+		m.stats.LastOK = p.at
+	}
+	m.polls = append(m.polls, p)
+	cut := 0
+	for cut < len(m.polls) && (len(m.polls)-cut > maxPolls || p.at.Sub(m.polls[cut].at) > keep) {
+		cut++
+	}
+	m.polls = m.polls[cut:]
+	return err
+}
+
+// Latest is the newest good reading and when it was taken; ok is false
+// before the first.
+func (m *Meter) Latest() (Reading, time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.polls) - 1; i >= 0; i-- {
+		if m.polls[i].ok {
+			return m.polls[i].r, m.polls[i].at, true
+		}
+	}
+	return Reading{}, time.Time{}, false
+}
+
+// Stats are the meter's polls so far.
+func (m *Meter) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stats
+}
