@@ -67,6 +67,7 @@ func TestOpenIdentifiesAndReadsEachKind(t *testing.T) {
 			if i.Kind != tc.kind || math.Abs(i.CounterResolution-tc.res) > 1e-9*tc.res || i.HasPower != tc.hasPower || !i.HasCounter {
 				t.Errorf("Info = %+v, want kind %s, resolution %g J, power %t", i, tc.kind, tc.res, tc.hasPower)
 			}
+			noSecrets(t, "Info", info(i))
 			if strings.HasPrefix(i.Address, "http://") {
 				t.Errorf("Address = %s: want the kind's own scheme", i.Address)
 			}
