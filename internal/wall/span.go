@@ -74,12 +74,14 @@ func (m *Meter) window(from, to time.Time) (polls []poll, tried, failed int) {
 	margin := 2 * m.interval
 	lo := sort.Search(len(m.polls), func(i int) bool { return !m.polls[i].at.Before(from.Add(-margin)) })
 	hi := sort.Search(len(m.polls), func(i int) bool { return m.polls[i].at.After(to.Add(margin)) })
-	if r, ok := m.okReading(lo, hi, 1); ok {
+	// Only a run at a power above 0 can be a stall: a plug idle for
+	// hours is not read whole.
+	if r, ok := m.okReading(lo, hi, 1); ok && r.Power > 0 {
 		for lo > 0 && (!m.polls[lo-1].ok || m.polls[lo-1].r == r) {
 			lo--
 		}
 	}
-	if r, ok := m.okReading(hi-1, lo-1, -1); ok {
+	if r, ok := m.okReading(hi-1, lo-1, -1); ok && r.Power > 0 {
 		for hi < len(m.polls) && (!m.polls[hi].ok || m.polls[hi].r == r) {
 			hi++
 		}
