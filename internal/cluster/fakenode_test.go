@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -189,6 +190,9 @@ func (n *fakeNode) mustBegin(t *testing.T) *Remote {
 // noControl fails t when s holds a control character.
 func noControl(t *testing.T, what, s string) {
 	t.Helper()
+	control := func(r rune) bool {
+		return unicode.IsControl(r) || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+	}
 	if i := strings.IndexFunc(s, control); i >= 0 {
 		t.Errorf("%s holds control character %q at %d: %q", what, s[i], i, s)
 	}

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exopower/exopower/internal/cluster"
+	"github.com/exopower/exopower/internal/safe"
 )
 
 // The client's bounds on what a server may send. Each request in flight
@@ -79,7 +79,7 @@ type Client struct {
 	InFlight int
 	// Options are passed through in every request's body.
 	Options Options
-	secrets *secrets
+	secrets *safe.Secrets
 	hc      *http.Client
 }
 
@@ -138,7 +138,7 @@ func quoteURL(raw string) string {
 	if path != "" || strings.Contains(rest, "/") {
 		host += "/" + path
 	}
-	return cluster.Clean(scheme + host)
+	return safe.Text(scheme + host)
 }
 
 // NewClient is a client of u. It follows no redirect: an answer that

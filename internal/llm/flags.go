@@ -14,8 +14,8 @@ import (
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
-	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/safe"
 )
 
 // Flags are exopower llm's flags as the command line gave them: Validate
@@ -286,7 +286,7 @@ func (o *Flags) settings(ctx context.Context, s *cli.Streams, c *Client) ([]Sett
 			return nil, interrupted()
 		}
 		if err != nil {
-			return nil, cli.Fail(fmt.Errorf("a first request of model %s, before anything is measured: %w", cluster.Clean(m), err), checkHint(err, c))
+			return nil, cli.Fail(fmt.Errorf("a first request of model %s, before anything is measured: %w", safe.Text(m), err), checkHint(err, c))
 		}
 	}
 	var out []Setting

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exopower/exopower/internal/cluster"
+	"github.com/exopower/exopower/internal/safe"
 )
 
 // Target is a plug as a --wall URL names it.
@@ -50,21 +50,21 @@ func Parse(raw string) (Target, error) {
 		// The URL is not repeated: it holds the credentials.
 		return Target{}, fmt.Errorf("--wall: the address holds a user or password before an @: exopower takes no credentials in the URL, where the process list and the shell's history show them; give them in the credentials file or the environment instead")
 	}
-	shown := cluster.Clean(raw)
+	shown := safe.Text(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Target{}, fmt.Errorf("--wall %q: not a URL; want one such as shelly://192.168.1.20", shown)
 	}
 	port, ok := schemes[u.Scheme]
 	if !ok {
-		return Target{}, fmt.Errorf("--wall %q: unknown kind %q; want shelly://, tasmota://, ha:// (has:// for HTTPS), kasa:// or http:// to ask the device", shown, cluster.Clean(u.Scheme))
+		return Target{}, fmt.Errorf("--wall %q: unknown kind %q; want shelly://, tasmota://, ha:// (has:// for HTTPS), kasa:// or http:// to ask the device", shown, safe.Text(u.Scheme))
 	}
 	if u.Opaque != "" || u.Hostname() == "" {
 		return Target{}, fmt.Errorf("--wall %q: no host; want %s://HOST[:PORT]", shown, u.Scheme)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return Target{}, fmt.Errorf("--wall %q: port %q is not a number from 1 to 65535", shown, cluster.Clean(p))
+			return Target{}, fmt.Errorf("--wall %q: port %q is not a number from 1 to 65535", shown, safe.Text(p))
 		}
 		port = p
 	}
@@ -106,11 +106,11 @@ func (t *Target) entities(u *url.URL) error {
 	}
 	for k := range q {
 		if k != "power" {
-			return fmt.Errorf("unknown query parameter %q; the one taken is ?power=sensor.x, Home Assistant's power sensor", cluster.Clean(k))
+			return fmt.Errorf("unknown query parameter %q; the one taken is ?power=sensor.x, Home Assistant's power sensor", safe.Text(k))
 		}
 	}
 	if path != "" && !entityID.MatchString(path) {
-		return fmt.Errorf("%q is not a Home Assistant entity such as sensor.plug_energy", cluster.Clean(path))
+		return fmt.Errorf("%q is not a Home Assistant entity such as sensor.plug_energy", safe.Text(path))
 	}
 	t.Entity = path
 	if len(q["power"]) > 1 {
@@ -118,7 +118,7 @@ func (t *Target) entities(u *url.URL) error {
 	}
 	if p := q.Get("power"); p != "" || q.Has("power") {
 		if !entityID.MatchString(p) {
-			return fmt.Errorf("?power=%q is not a Home Assistant entity such as sensor.plug_power", cluster.Clean(p))
+			return fmt.Errorf("?power=%q is not a Home Assistant entity such as sensor.plug_power", safe.Text(p))
 		}
 		if path == "" {
 			return fmt.Errorf("?power= needs the energy sensor too: /sensor.plug_energy?power=%s", p)

@@ -3,6 +3,8 @@ package wall
 import (
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/safe"
 )
 
 func TestSecretsAreTakenOutOfAPlugsText(t *testing.T) {
@@ -28,7 +30,7 @@ func TestSecretsAreTakenOutOfAPlugsText(t *testing.T) {
 
 func TestATextHoldingATinySecretIsWithheld(t *testing.T) {
 	s := newSecrets(Credentials{Password: "abc"})
-	if got := s.text("echo: abc"); got != withheld {
+	if got := s.text("echo: abc"); got != safe.Withheld {
 		t.Errorf("text = %q, want it withheld", got)
 	}
 	if got := s.text("admin is the user"); !strings.Contains(got, "admin") {
