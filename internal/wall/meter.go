@@ -31,6 +31,8 @@ type Meter struct {
 	mu       sync.Mutex
 	polls    []poll
 	stats    Stats
+	// soon asks Run for a poll now (PollSoon), out of turn.
+	soon chan struct{}
 }
 
 // poll is one request of the plug: its reading when ok.
@@ -61,7 +63,17 @@ func NewMeter(p Plug, interval time.Duration, now func() time.Time) *Meter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Meter{plug: p, interval: max(interval, MinInterval), now: now}
+	return &Meter{plug: p, interval: max(interval, MinInterval), now: now, soon: make(chan struct{}, 1)}
+}
+
+// PollSoon asks Run to poll the plug now, out of turn, without waiting
+// for it: at a span's start, so that a reading, and the plug's counter,
+// holds the start within a round trip rather than an interval.
+func (m *Meter) PollSoon() {
+	select {
+	case m.soon <- struct{}{}:
+	default: // one is asked for already
+	}
 }
 
 // Run polls the plug every interval until ctx ends. A failed read is
@@ -76,6 +88,8 @@ func (m *Meter) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-m.soon:
+			t.Reset(m.interval)
 		}
 	}
 }

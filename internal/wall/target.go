@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exopower/exopower/internal/safe"
@@ -38,7 +39,9 @@ var schemes = map[string]string{
 }
 
 // entityID is Home Assistant's form of an entity's id: domain.object_id.
-var entityID = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+$`)
+// Compiled when a URL is first read, not when exopower starts, which
+// every command would pay for.
+var entityID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+$`) })
 
 // Parse reads a --wall URL: shelly://host[:port], tasmota://host[:port],
 // ha://host[:port]/sensor.energy[?power=sensor.power] (has:// for
@@ -109,7 +112,7 @@ func (t *Target) entities(u *url.URL) error {
 			return fmt.Errorf("unknown query parameter %q; the one taken is ?power=sensor.x, Home Assistant's power sensor", safe.Text(k))
 		}
 	}
-	if path != "" && !entityID.MatchString(path) {
+	if path != "" && !entityID().MatchString(path) {
 		return fmt.Errorf("%q is not a Home Assistant entity such as sensor.plug_energy", safe.Text(path))
 	}
 	t.Entity = path
@@ -117,7 +120,7 @@ func (t *Target) entities(u *url.URL) error {
 		return fmt.Errorf("?power= given twice")
 	}
 	if p := q.Get("power"); p != "" || q.Has("power") {
-		if !entityID.MatchString(p) {
+		if !entityID().MatchString(p) {
 			return fmt.Errorf("?power=%q is not a Home Assistant entity such as sensor.plug_power", safe.Text(p))
 		}
 		if path == "" {
