@@ -20,10 +20,18 @@ var spanTables = []jsondoc.TableAt{
 	{Name: "summary-rail", At: []string{"rails.*"}},
 }
 
+// wallTables are the tables of a summary's wall (run --wall), null
+// elsewhere for now.
+var wallTables = []jsondoc.TableAt{
+	{Name: "summary-wall", At: []string{""}},
+	{Name: "summary-wall-figure", At: []string{"wall"}},
+	{Name: "summary-wall-source", At: []string{"wall.source"}},
+}
+
 // nodesTables are the tables of the spans of the nodes of --node, under
 // prefix: a span's and the node's own.
 func nodesTables(prefix string) []jsondoc.TableAt {
-	return append(jsondoc.Under(prefix, spanTables...), jsondoc.TableAt{Name: "summary-node", At: []string{prefix}})
+	return slices.Concat(jsondoc.Under(prefix, spanTables...), jsondoc.Under(prefix, wallTables...), []jsondoc.TableAt{{Name: "summary-node", At: []string{prefix}}})
 }
 
 // attributionTables are the tables of a summary's attribution (run
@@ -60,7 +68,7 @@ var llmTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "llm-request", At: []string{"results[].requests[]"}},
 	{Name: "llm-phase", At: []string{"results[].requests[].*"}},
 	{Name: "llm-phase-node", At: []string{"results[].requests[].*.nodes[]"}},
-}, jsondoc.Under("results[].run.summary", spanTables...), nodesTables("results[].run.summary.nodes[]"),
+}, jsondoc.Under("results[].run.summary", spanTables...), jsondoc.Under("results[].run.summary", wallTables...), nodesTables("results[].run.summary.nodes[]"),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{"results[].run.summary"}}})
 
 // readmeShapes are the JSON shapes that the commands write beside those

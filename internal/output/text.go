@@ -42,10 +42,16 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	if s := sum.EnergyJoules.System; s != nil {
 		first, name = *s, "system"
 	}
+	if sum.Wall != nil {
+		first, name = sum.Wall.EnergyJoules, "wall"
+	}
 	if wh := float64(first) / 3600; wh >= 0.01 {
 		row("", fmt.Sprintf("(%s: %.3g Wh)", name, wh))
 	}
 	writeAttribution(&b, sum, st)
+	if w := sum.Wall; w != nil {
+		row("wall", wallText(w))
+	}
 	row("scope", scopeOf(sum.EnergyJoules.Has()))
 	row("source", sourceText(sum.Source))
 	for _, wn := range sum.Warnings {
@@ -81,7 +87,12 @@ func writeTable(b *strings.Builder, sum *wire.Summary, st *Styles) {
 	if measured != nil {
 		m = *measured
 	}
-	// The whole system leads where it is known: it is what the Mac drew.
+	// The wall leads where a plug reads it: it is what was paid for; then
+	// the whole system, what the Mac drew.
+	if w := sum.Wall; w != nil {
+		fmt.Fprintln(b, "  "+st.Render(st.Label, fmt.Sprintf("%-9s", "wall"))+" "+st.Render(st.Total, fmt.Sprintf("%12s", Joules(float64(w.EnergyJoules))))+
+			" "+st.Render(st.Total, fmt.Sprintf("%12s", Watts(float64(w.AvgPowerWatts)))))
+	}
 	if e.System != nil {
 		line("system", *e.System, val(avg.System), m.System, val(peak.System), st.Total)
 	}
@@ -256,4 +267,25 @@ func Count(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// wallText says how the wall's figure was had: from which plug, by its
+// counter or its power readings, and how well.
+func wallText(w *wire.Wall) string {
+	how := "the power readings"
+	if w.Method == "counter" {
+		how = "the energy counter"
+	}
+	plug := w.Source.Kind
+	if w.Source.Model != "" {
+		plug = w.Source.Model + " (" + w.Source.Kind + ")"
+	}
+	text := fmt.Sprintf("± %s, from %s of %s at %s", Joules(float64(w.UncertaintyJoules)), how, plug, w.Source.Address)
+	if r := w.Source.CounterResolutionJoules; r != nil {
+		text += fmt.Sprintf(" (one count: %s)", Joules(float64(*r)))
+	}
+	if w.Coverage < 1 {
+		text += fmt.Sprintf(", %s covered", Percent(float64(w.Coverage)))
+	}
+	return text + "; the Mac and whatever else is on the plug"
 }

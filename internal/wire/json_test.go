@@ -25,9 +25,16 @@ var attributionTables = []jsondoc.TableAt{
 	{Name: "summary-attribution-energy", At: []string{"attribution.energy_joules"}},
 }
 
+// wallTables are the tables of the energy at the wall (run --wall).
+var wallTables = []jsondoc.TableAt{
+	{Name: "summary-wall", At: []string{""}},
+	{Name: "summary-wall-figure", At: []string{"wall"}},
+	{Name: "summary-wall-source", At: []string{"wall.source"}},
+}
+
 // summaryTables are the tables of a Summary: a span's, the fields of
 // several Macs, and each node's span.
-var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables,
+var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables, wallTables, jsondoc.Under("nodes[]", wallTables...),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{""}}, {Name: "summary-node", At: []string{"nodes[]"}}})
 
 // wireShapes are the JSON of this package's types, as the JSON reference
@@ -36,8 +43,9 @@ var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTable
 var wireShapes = []jsondoc.Shape{
 	// A node's span is one Mac's: it has no bound of its own.
 	// A node's span is one Mac's, and never follows a process.
-	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute"}, Type: Summary{},
-		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Tables: summaryTables},
+	// A node's wall is null for now: run --wall's own shows its fields.
+	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall"}, Type: Summary{},
+		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Elsewhere: []string{"nodes[].wall"}, Tables: summaryTables},
 	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{},
 		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
@@ -53,8 +61,8 @@ var wireShapes = []jsondoc.Shape{
 	// A span is one node's: it never holds nodes of its own.
 	// A span's attribution is run --attribute's, shown whole there.
 	{Names: []string{"serve-span", "serve-span-end", "serve-span-pid"}, Type: Reading{},
-		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution"},
-		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables)},
+		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution", "wall"},
+		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, wallTables)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
 	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label"}},
 	{Names: []string{"serve-error"}, Type: Error{}, Tables: []jsondoc.TableAt{{Name: "serve-error", At: []string{""}}}},

@@ -78,9 +78,55 @@ type Summary struct {
 	// --attribute); absent otherwise.
 	Attribution *Attribution `json:"attribution,omitempty"`
 
+	// Wall is the energy at the wall over the span, as a metered plug
+	// measured it (--wall); null where nothing reads it.
+	Wall *Wall `json:"wall"`
+
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
 	Title string `json:"-"`
+}
+
+// Wall is the energy at the wall over a span, as a metered plug
+// measured it: the Mac and whatever else is plugged in, its adapter's
+// loss included.
+type Wall struct {
+	// EnergyJoules is the span's energy; UncertaintyJoules bounds its
+	// error from the plug's resolution and the readings at the span's
+	// edges (not the plug's own calibration, 1 to 2 % for most).
+	EnergyJoules      Num `json:"energy_joules"`
+	UncertaintyJoules Num `json:"uncertainty_joules"`
+	// AvgPowerWatts is the energy over the span's duration.
+	AvgPowerWatts Num `json:"avg_power_watts"`
+	// Method is "counter" where the plug's own energy counter gave the
+	// energy (its difference, exact to one count, the edges from the
+	// power readings), "power" where its power readings alone did (a
+	// span too short for the counter).
+	Method string `json:"method"`
+	// Coverage is the part of the span that the plug's readings cover.
+	Coverage Num `json:"coverage"`
+	// Polls is how many readings fell in the span; Resets how many
+	// times the plug's counter went back (a reboot).
+	Polls  int        `json:"polls"`
+	Resets int        `json:"resets"`
+	Source WallSource `json:"source"`
+}
+
+// WallSource is the plug a wall figure came from.
+type WallSource struct {
+	// Kind is shelly-gen2, shelly-gen1, tasmota, home-assistant or kasa.
+	Kind string `json:"kind"`
+	// Model, Firmware and Name are as the plug gave them ("" when it
+	// did not); Address is its URL, never with credentials.
+	Model    string `json:"model"`
+	Firmware string `json:"firmware"`
+	Name     string `json:"name"`
+	Address  string `json:"address"`
+	// CounterResolutionJoules is one count of the plug's energy counter;
+	// null where it has none.
+	CounterResolutionJoules *Num `json:"counter_resolution_joules"`
+	// IntervalSeconds is how often the plug was read.
+	IntervalSeconds Num `json:"interval_seconds"`
 }
 
 // MeasuredAverage is the average power, in watts, over the time of the
