@@ -27,6 +27,7 @@ type runOptions struct {
 	argv      []string
 	nodes     nodeOptions
 	files     windowFiles
+	wall      wallOptions
 }
 
 // notRun says that a signal came before the command started.
@@ -59,6 +60,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	c.Flags().BoolVar(&o.attribute, "attribute", false, "also measure the command's own processes: their CPU energy as the kernel counts it, their share of the GPU's, and the rest of the Mac's (macOS 13 or later)")
 	o.nodes.addFlags(c)
 	o.files.addFlags(c)
+	o.wall.addFlags(c)
 	return c
 }
 
@@ -80,6 +82,11 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		return err
 	}
 	defer tree.Close()
+	plug, err := o.wall.start(ctx, s, cmd.Identity)
+	if err != nil {
+		return err
+	}
+	defer plug.Close()
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
@@ -101,6 +108,9 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		return cli.Fail(errors.New(notRun))
 	}
 	tree.Watch(&cmd, othersOf(meter))
+	if plug != nil {
+		plug.Mark()
+	}
 	p, err := child.Start(cmd)
 	if err != nil {
 		meter.Stop()
@@ -120,6 +130,11 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	}
 	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
 	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
+	if plug != nil {
+		var warnings []string
+		sum.Wall, warnings = output.NewWall(plug.Finish(span.Start, exit.At), plug.Info(), plug.Interval(), exit.At.Sub(span.Start).Seconds())
+		sum.Warnings = append(sum.Warnings, warnings...)
+	}
 	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }
 
@@ -144,6 +159,9 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	}
 	if o.attribute && o.nodes.Given() {
 		return child.Command{}, cli.Fail(attrib.ErrNodes)
+	}
+	if o.wall.url != "" && o.nodes.Given() {
+		return child.Command{}, cli.Fail(errors.New("--wall reads this Mac's plug: not with --node yet"), "measure the wall of one Mac at a time, without --node")
 	}
 	if err := o.files.Check(id.Cred); err != nil {
 		return child.Command{}, err

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exopower/exopower/internal/access"
+	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/wall"
+)
+
+// wallOptions are --wall and --wall-credentials: the metered plug the
+// Mac is plugged into, read beside the Mac's own source.
+type wallOptions struct {
+	url, credentials string
+}
+
+func (o *wallOptions) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.url, "wall", "", "also measure at the wall, with the metered plug at `URL`: shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST, or http://HOST to ask it what it is")
+	c.Flags().StringVar(&o.credentials, "wall-credentials", "", "read the plug's credentials from `FILE`, lines of user NAME, password SECRET or token SECRET (default: $EXOPOWER_WALL_USER, $EXOPOWER_WALL_PASSWORD, $EXOPOWER_WALL_TOKEN)")
+}
+
+// start opens the plug of --wall and polls it, before anything else
+// starts: a plug that cannot be read stops the command before it runs.
+// It returns nil without --wall. The credentials are read as the user
+// who ran exopower.
+func (o *wallOptions) start(ctx context.Context, s *cli.Streams, id child.Identity) (*wall.Session, error) {
+	if o.url == "" {
+		if o.credentials != "" {
+			return nil, cli.Fail(errors.New("--wall-credentials without --wall: no plug to give them to"), "name the plug with --wall URL")
+		}
+		return nil, nil
+	}
+	t, err := wall.Parse(o.url)
+	if err != nil {
+		return nil, cli.Fail(err, "name the plug as shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST or http://HOST")
+	}
+	var r io.Reader
+	if o.credentials != "" {
+		f, err := access.Open(o.credentials, id.Cred)
+		if err != nil {
+			return nil, cli.Fail(fmt.Errorf("--wall-credentials: %w", err), "name a file that you may read")
+		}
+		defer f.Close()
+		r = f
+	}
+	c, err := wall.ReadCredentials(r, s.Getenv)
+	if err != nil {
+		return nil, cli.Fail(fmt.Errorf("--wall-credentials %s: %w", o.credentials, err))
+	}
+	sess, err := wall.Start(ctx, t, c)
+	var ae *wall.AuthError
+	var ue *wall.UnsupportedError
+	switch {
+	case errors.As(err, &ae):
+		return nil, cli.Fail(fmt.Errorf("--wall: %w", err), "give the plug's credentials in --wall-credentials FILE or $EXOPOWER_WALL_PASSWORD ($EXOPOWER_WALL_TOKEN for Home Assistant)")
+	case errors.As(err, &ue):
+		return nil, cli.Fail(fmt.Errorf("--wall: %w", err))
+	case err != nil:
+		return nil, cli.Fail(fmt.Errorf("--wall: %w", err), "check that the plug is on and reachable from this Mac, and its URL: docs/wall.md")
+	}
+	return sess, nil
+}
