@@ -25,33 +25,42 @@ func (o *wallOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.credentials, "wall-credentials", "", "read the plug's credentials from `FILE`, lines of user NAME, password SECRET or token SECRET (default: $EXOPOWER_WALL_USER, $EXOPOWER_WALL_PASSWORD, $EXOPOWER_WALL_TOKEN)")
 }
 
-// start opens the plug of --wall and polls it, before anything else
-// starts: a plug that cannot be read stops the command before it runs.
-// It returns nil without --wall. The credentials are read as the user
-// who ran exopower.
-func (o *wallOptions) start(ctx context.Context, s *cli.Streams, id child.Identity) (*wall.Session, error) {
-	if o.url == "" {
-		if o.credentials != "" {
-			return nil, cli.Fail(errors.New("--wall-credentials without --wall: no plug to give them to"), "name the plug with --wall URL")
-		}
-		return nil, nil
+// credentials are the plug's credentials: --wall-credentials's, read as
+// the user who ran exopower, or the environment's.
+func (o *wallOptions) read(s *cli.Streams, id child.Identity) (wall.Target, wall.Credentials, error) {
+	if o.credentials != "" && o.url == "" {
+		return wall.Target{}, wall.Credentials{}, cli.Fail(errors.New("--wall-credentials without --wall: no plug to give them to"), "name the plug with --wall URL")
 	}
 	t, err := wall.Parse(o.url)
 	if err != nil {
-		return nil, cli.Fail(err, "name the plug as shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST or http://HOST")
+		return t, wall.Credentials{}, cli.Fail(err, "name the plug as shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST or http://HOST")
 	}
 	var r io.Reader
 	if o.credentials != "" {
 		f, err := access.Open(o.credentials, id.Cred)
 		if err != nil {
-			return nil, cli.Fail(fmt.Errorf("--wall-credentials: %w", err), "name a file that you may read")
+			return t, wall.Credentials{}, cli.Fail(fmt.Errorf("--wall-credentials: %w", err), "name a file that you may read")
 		}
 		defer f.Close()
 		r = f
 	}
 	c, err := wall.ReadCredentials(r, s.Getenv)
 	if err != nil {
-		return nil, cli.Fail(fmt.Errorf("--wall-credentials %s: %w", o.credentials, err))
+		return t, c, cli.Fail(fmt.Errorf("--wall-credentials %s: %w", o.credentials, err))
+	}
+	return t, c, nil
+}
+
+// start opens the plug of --wall and polls it, before anything else
+// starts: a plug that cannot be read stops the command before it runs.
+// It returns nil without --wall.
+func (o *wallOptions) start(ctx context.Context, s *cli.Streams, id child.Identity) (*wall.Session, error) {
+	if o.url == "" && o.credentials == "" {
+		return nil, nil
+	}
+	t, c, err := o.read(s, id)
+	if err != nil {
+		return nil, err
 	}
 	sess, err := wall.Start(ctx, t, c)
 	var ae *wall.AuthError

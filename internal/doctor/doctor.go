@@ -29,6 +29,7 @@ import (
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -66,6 +67,8 @@ type system struct {
 	// its status is fetched.
 	serveAddr string
 	get       func(ctx context.Context, url string) (*http.Response, error)
+	// wall checks the plug of --wall; nil without it.
+	wall func(ctx context.Context) check
 }
 
 func liveSystem(open source.OpenIOReport, processes func() (attrib.Kernel, error)) system {
@@ -100,19 +103,25 @@ type check struct {
 
 // Run checks that exopower can measure on this machine with the
 // powermetrics at path and with IOReport (opened by open; nil is the
-// real one), compares the two as root, and says whether an exopower
-// serve answers at serveAddr. It writes a line per check, with the fixes
+// real one), compares the two as root, says whether an exopower serve
+// answers at serveAddr, and, with w, reads the plug at the wall. It writes a line per check, with the fixes
 // of each that failed, to s.Out, and fails with status 1 when a check
 // fails.
-func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open source.OpenIOReport, processes func() (attrib.Kernel, error)) error {
+func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open source.OpenIOReport, processes func() (attrib.Kernel, error), w *Wall) error {
 	sys := liveSystem(open, processes)
 	sys.serveAddr = serveAddr
+	if w != nil {
+		sys.wall = func(ctx context.Context) check { return checkWall(ctx, *w, wall.DefaultInterval) }
+	}
 	return run(ctx, s, sys, path)
 }
 
 func run(ctx context.Context, s *cli.Streams, sys system, path string) error {
 	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path),
 		sys.ioreport(ctx), sys.compare(ctx, path), sys.checkProcesses(), sys.checkServe(ctx)}
+	if sys.wall != nil {
+		checks = append(checks, sys.wall(ctx))
+	}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0
 	for _, c := range checks {
