@@ -109,3 +109,12 @@ func TestTheREADMEShowsRunAsItPrints(t *testing.T) {
 	}
 	compare("as root without sudo, after the note", got[1:])
 }
+
+// The README is a front door, at most 400 lines: what a new user needs
+// first, with the reference in docs/, where its links point.
+func TestTheREADMEStaysAFrontDoor(t *testing.T) {
+	t.Parallel()
+	if n := strings.Count(string(mustRead(t, readmeMD)), "\n"); n > 400 {
+		t.Errorf("%s has %d lines, over 400: move reference material to the page of docs/ that holds it", readmeMD, n)
+	}
+}
