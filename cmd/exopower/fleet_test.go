@@ -621,22 +621,23 @@ func (s *syncBuffer) String() string {
 }
 
 // docExample is the code block that follows the line <!-- example: name -->
-// in docs/integration.md, as it stands.
-func docExample(t *testing.T, name string) string {
+// in the document at path (docs/integration.md, docs/llm.md), as it
+// stands.
+func docExample(t *testing.T, path, name string) string {
 	t.Helper()
-	doc := string(mustRead(t, integrationMD))
+	doc := string(mustRead(t, path))
 	marker := "\n<!-- example: " + name + " -->\n"
 	if strings.Count(doc, marker) != 1 {
-		t.Fatalf("%s: %d lines %q, want one", integrationMD, strings.Count(doc, marker), strings.TrimSpace(marker))
+		t.Fatalf("%s: %d lines %q, want one", path, strings.Count(doc, marker), strings.TrimSpace(marker))
 	}
 	_, after, _ := strings.Cut(doc, marker)
 	fence, rest, _ := strings.Cut(after, "\n")
 	if !strings.HasPrefix(fence, "```") {
-		t.Fatalf("%s: the line after %q is %q, not a code block's fence", integrationMD, strings.TrimSpace(marker), fence)
+		t.Fatalf("%s: the line after %q is %q, not a code block's fence", path, strings.TrimSpace(marker), fence)
 	}
 	code, _, ok := strings.Cut(rest, "\n```\n")
 	if !ok {
-		t.Fatalf("%s: the code block after %q never ends", integrationMD, strings.TrimSpace(marker))
+		t.Fatalf("%s: the code block after %q never ends", path, strings.TrimSpace(marker))
 	}
 	return code + "\n"
 }
@@ -795,7 +796,7 @@ func TestThePythonExampleMeasuresEachRequest(t *testing.T) {
 	t.Parallel()
 	python := needTool(t, "python3")
 	script := filepath.Join(t.TempDir(), "joules.py")
-	if err := os.WriteFile(script, []byte(docExample(t, "python")), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(docExample(t, integrationMD, "python")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	io, pm := exampleServes(t)
@@ -874,7 +875,7 @@ func TestThePythonExampleCountsOneMac(t *testing.T) {
 	t.Parallel()
 	python := needTool(t, "python3")
 	script := filepath.Join(t.TempDir(), "joules.py")
-	if err := os.WriteFile(script, []byte(docExample(t, "python")), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(docExample(t, integrationMD, "python")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pm := startServe(t, fleetStepped, nil, "-i", "100ms", "--node-name", "mac2")
@@ -902,7 +903,7 @@ func TestTheCurlExampleMeasuresARequest(t *testing.T) {
 	sh := needTool(t, "sh")
 	needTool(t, "curl")
 	script := filepath.Join(t.TempDir(), "joules.sh")
-	if err := os.WriteFile(script, []byte(docExample(t, "curl")), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(docExample(t, integrationMD, "curl")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	io, pm := exampleServes(t)

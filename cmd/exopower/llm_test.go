@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
+	"io"
 	"math"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -463,5 +467,98 @@ func withinJoules(t *testing.T, what string, got, want, bound float64) {
 	t.Logf("%s %.5f, true %.5f (%.2f%%; bound %.2f%%)", what, got, want, 100*(got-want)/want, 100*bound/want)
 	if math.Abs(got-want) > bound {
 		t.Errorf("%s %.5f, true %.5f: off by more than %.4f J", what, got, want, bound)
+	}
+}
+
+// goStandIn is go as docs/llm.md's way to try llm calls it: what it
+// builds or runs is this test's binary under the name it answers to
+// ($BIN/exopower, $BIN/fake-openai, $BIN/fake-powermetrics), and go run
+// runs it as go run does, as a child that a signal to go does not reach.
+const goStandIn = `#!/bin/sh
+case "$1 $2 $4" in
+"build -o ./scripts/fake-powermetrics" | "build -o ./scripts/fake-openai") exec ln -sf "$BIN/${4##*/}" "$3" ;;
+esac
+case "$1 $2" in
+"run ./cmd/exopower" | "run ./scripts/fake-openai") name=${2##*/}; shift 2; "$BIN/$name" "$@"; exit ;;
+esac
+echo "go $*: not a command this test stands in for" >&2
+exit 2
+`
+
+// docs/llm.md's way to try llm with no model, run as it stands with sh
+// (its files in a folder of the test's rather than /tmp), go's builds
+// and runs standing in as this test's binary: it measures the fake
+// model's requests, and leaves nothing running; the fake server no longer
+// answers at the URL it printed. (Its go run of the fake server, ended by
+// kill %1, killed go run and left the server serving.)
+func TestTheLLMDocsWayToTryItLeavesNothingRunning(t *testing.T) {
+	t.Parallel() // its baselines wait on the fake in real time
+	sh := needTool(t, "sh")
+	dir := t.TempDir()
+	example := docExample(t, filepath.Join("..", "..", "docs", "llm.md"), "fake-openai")
+	if !strings.Contains(example, "/tmp/") {
+		t.Fatalf("the example writes nothing to /tmp/, where the test finds its files:\n%s", example)
+	}
+	script := filepath.Join(dir, "try.sh")
+	if err := os.WriteFile(script, []byte(strings.ReplaceAll(example, "/tmp/", dir+"/")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := cmp.Or(fakepm.Plain(), self)
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"exopower": self, "fake-openai": self, "fake-powermetrics": fake} {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(goStandIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(sh, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"), "BIN="+bin, "TMPDIR="+dir)
+	// Its own process group, so that whatever it leaves running is
+	// ended with the test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t.Cleanup(func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	})
+	// Its output goes to files, not pipes: a server left running would
+	// hold a pipe open, and the test would wait for it for ever.
+	stdout, stderr := filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
+	for path, to := range map[string]*io.Writer{stdout: &cmd.Stdout, stderr: &cmd.Stderr} {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		*to = f
+	}
+	err = cmd.Run()
+	out := readFile(t, stdout)
+	if err != nil || !strings.Contains(out, "Whole run:") || !strings.Contains(out, "Net of idle 1: tiny") {
+		t.Fatalf("sh %s: %v\n%s%s", script, err, out, readFile(t, stderr))
+	}
+	printed, err := os.ReadFile(filepath.Join(dir, "fake-openai.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _, _ := strings.Cut(string(printed), "\n")
+	host := strings.TrimPrefix(url, "http://")
+	if !strings.HasPrefix(host, "127.0.0.1:") {
+		t.Fatalf("the fake server printed %q first, not its URL", printed)
+	}
+	if c, err := net.Dial("tcp", host); err == nil {
+		c.Close()
+		t.Errorf("the fake server still answers at %s after the example: it was left running", url)
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/fakellm"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/ioreport"
@@ -44,9 +47,19 @@ func TestMain(m *testing.M) {
 	testscript.Main(plainFake{m}, map[string]func(){
 		"exopower":          main,
 		"fake-powermetrics": func() { os.Exit(fakepm.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
+		"fake-openai":       fakeOpenAIMain,
 		"span":              spanMain,
 		"jsonget":           jsongetMain,
 	})
+}
+
+// fakeOpenAIMain is scripts/fake-openai: the fake model server until
+// SIGINT or SIGTERM.
+func fakeOpenAIMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := fakellm.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // plainFake runs the tests with the plain fake powermetrics, when there

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,66 @@ func TestTheREADMEShowsDoctorAsItPrints(t *testing.T) {
 		if g != w {
 			t.Errorf("line %d: doctor printed %q, the README shows %q", i+1, got[i], want[i])
 		}
+	}
+}
+
+// The README opens with run's summary over the fake, under sudo, as run
+// prints it: the same lines, labels, units and layout; only the figures
+// (and the command's own argument) may differ. In a root shell without
+// sudo (a container's, where the fake is tried), run first notes that the
+// command runs as root; the README quotes that note, where it shows how to
+// try exopower without a Mac.
+func TestTheREADMEShowsRunAsItPrints(t *testing.T) {
+	t.Parallel()
+	want := readmeOutput(t, "run")
+	if len(want) == 0 || !strings.HasPrefix(want[0], "$ sudo exopower run -- ") {
+		t.Fatalf("the README's run block begins %q, want the command typed, $ sudo exopower run -- ...", want[:min(len(want), 1)])
+	}
+	want = want[1:]
+	figures := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+	shape := func(l string) string { return strings.Join(strings.Fields(figures.ReplaceAllString(l, "#")), " ") }
+	summary := func(env ...string) []string {
+		t.Helper()
+		cmd, _ := exopowerCmd(t, "run", "--", "sleep", "0.5")
+		cmd.Env = append(cmd.Env, env...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if out, err := cmd.Output(); err != nil || len(out) != 0 {
+			t.Fatalf("exopower run: %v, stdout %q\n%s", err, out, stderr.Bytes())
+		}
+		return strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	}
+	compare := func(how string, got []string) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s, run printed %d lines, the README shows %d:\n%s\nREADME:\n%s", how, len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for i := range got {
+			if shape(got[i]) != shape(want[i]) {
+				t.Errorf("%s, line %d: run printed %q, the README shows %q", how, i+1, got[i], want[i])
+			}
+		}
+	}
+	// As sudo leaves it for root's own command: SUDO_UID=0.
+	compare("under sudo", summary("SUDO_UID=0", "SUDO_GID=0"))
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the root shell's note is not printed here")
+	}
+	got := summary("SUDO_UID=", "SUDO_GID=")
+	if len(got) == 0 || !strings.HasPrefix(got[0], "exopower: note: ") {
+		t.Fatalf("as root without sudo, run printed first %q, want its note", got[:min(len(got), 1)])
+	}
+	if !strings.Contains(string(mustRead(t, readmeMD)), "`"+got[0]+"`") {
+		t.Errorf("the README does not quote the note that a root shell gets first, `%s`", got[0])
+	}
+	compare("as root without sudo, after the note", got[1:])
+}
+
+// The README is a front door, at most 400 lines: what a new user needs
+// first, with the reference in docs/, where its links point.
+func TestTheREADMEStaysAFrontDoor(t *testing.T) {
+	t.Parallel()
+	if n := strings.Count(string(mustRead(t, readmeMD)), "\n"); n > 400 {
+		t.Errorf("%s has %d lines, over 400: move reference material to the page of docs/ that holds it", readmeMD, n)
 	}
 }

@@ -27,7 +27,7 @@ func Build(t testing.TB, what string) string {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		msg := "gcc is missing: the binding's test builds its fake of " + what + " with it (apt-get install gcc)"
-		if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)

@@ -1,6 +1,7 @@
 package fakepm
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,6 +56,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, eu
 	fl, ok := parseFlags(args, stderr)
 	if !ok {
 		return 64
+	}
+	if fl.help {
+		fmt.Fprint(stdout, Usage)
+		return 0
 	}
 	f, err := newFake(fl, stdout, getenv)
 	if err != nil {
@@ -114,6 +119,7 @@ type flags struct {
 	count    int
 	samplers string
 	output   string // a file to write to instead of stdout
+	help     bool   // -h: the usage asked for, nothing else
 }
 
 // parseFlags reads powermetrics's flags. It reports false, having said why
@@ -122,7 +128,9 @@ type flags struct {
 func parseFlags(args []string, stderr io.Writer) (flags, bool) {
 	fs := flag.NewFlagSet("powermetrics", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	// The usage is printed below: to stdout when -h asks for it (no error,
+	// status 0), to stderr after what is wrong with a bad command line.
+	fs.Usage = func() {}
 	format := fs.String("f", "text", "output format")
 	fs.Int("b", 0, "buffer size")
 	intervalMS := fs.Int("i", 5000, "sample interval in ms")
@@ -130,7 +138,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, bool) {
 	samplers := fs.String("s", "cpu_power,gpu_power,thermal", "samplers")
 	output := fs.String("o", "", "output file")
 	fs.StringVar(output, "output-file", "", "output file")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return flags{help: true}, true
+	} else if err != nil {
+		fmt.Fprint(stderr, Usage)
 		return flags{}, false
 	}
 	if *format != "plist" {
@@ -141,7 +152,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, bool) {
 		fmt.Fprintln(stderr, "fake powermetrics: -i 0 (samples on demand only) is not supported")
 		return flags{}, false
 	}
-	return flags{time.Duration(*intervalMS) * time.Millisecond, *count, *samplers, *output}, true
+	return flags{interval: time.Duration(*intervalMS) * time.Millisecond, count: *count, samplers: *samplers, output: *output}, true
 }
 
 // newFake makes the fake that flags and the FAKEPM_ variables ask for.

@@ -386,7 +386,6 @@ func TestBadCommandLinesAreUsageErrors(t *testing.T) {
 		wantStderr []string
 	}{
 		{"an unknown flag", []string{"-f", "plist", "-x"}, nil, []string{"flag provided but not defined: -x", "FAKEPM_MODE"}},
-		{"-h, which prints the usage", []string{"-h"}, nil, []string{"fake powermetrics: takes powermetrics's"}},
 		{"a count that is no number", []string{"-f", "plist", "-n", "many"}, nil, []string{`invalid value "many" for flag -n`}},
 		{"the text format, which is powermetrics's default", []string{"-i", "100"}, nil, []string{`fake powermetrics writes -f plist only, not "text"`}},
 		{"-i 0, samples on demand only", []string{"-f", "plist", "-i", "0"}, nil, []string{"-i 0 (samples on demand only) is not supported"}},
@@ -409,6 +408,24 @@ func TestBadCommandLinesAreUsageErrors(t *testing.T) {
 			}
 			if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a fake that did not start wrote its pid file (%v)", err)
+			}
+		})
+	}
+}
+
+// Help asked for is no error: -h prints the usage to stdout, where a pager
+// reads it, and the fake exits 0 without starting. A bad flag prints it
+// to stderr, with status 64 (TestBadCommandLinesAreUsageErrors).
+func TestHelpAskedForIsNoError(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		t.Run(arg, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			r := offline([]string{"-f", "plist", arg}, "FAKEPM_PIDFILE", pidfile)
+			if r.code != 0 || string(r.stdout) != Usage || len(r.stderr) != 0 {
+				t.Errorf("exit status %d, stdout %q, stderr %q; want 0, the usage and nothing", r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a fake asked for its help started (its pid file: %v)", err)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 var allSamplers = map[string]bool{"cpu_power": true, "gpu_power": true, "thermal": true}
@@ -343,9 +344,9 @@ func TestDecodeFixtures(t *testing.T) {
 
 func readCapture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(powermetrics.CapturesDir, name))
-	if powermetrics.MissingCaptures(t, err) {
-		t.Skipf("no capture %s: the shared captures are not beside this checkout", name)
+	b, err := os.ReadFile(filepath.Join(testfiles.Captures(t), name))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return b
 }
@@ -400,12 +401,12 @@ func TestDecodeRealCaptures(t *testing.T) {
 	})
 }
 
-// Every capture in the shared folder decodes without a stream error, so a
+// Every capture in the folder of real captures decodes without a stream error, so a
 // capture added there is checked without a test of its own.
 func TestDecodeEveryCapture(t *testing.T) {
-	entries, err := os.ReadDir(powermetrics.CapturesDir)
-	if powermetrics.MissingCaptures(t, err) {
-		t.Skip("the shared captures are not beside this checkout")
+	entries, err := os.ReadDir(testfiles.Captures(t))
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".plist") {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // documents splits a stream into its documents, as the Decoder does.
@@ -25,11 +27,12 @@ func documents(b []byte) [][]byte {
 	}
 }
 
-// streams returns every fixture and every shared capture, by name.
+// streams returns every fixture and every real capture (where
+// EXOPOWER_TEST_CAPTURES names them), by name.
 func streams(t testing.TB) map[string][]byte {
 	globs := []string{"../../testdata/*.plist"}
-	if _, err := os.Stat(CapturesDir); !MissingCaptures(t, err) {
-		globs = append(globs, filepath.Join(CapturesDir, "*.plist"))
+	if dir, ok := testfiles.CapturesIfNamed(t); ok {
+		globs = append(globs, filepath.Join(dir, "*.plist"))
 	}
 	out := map[string][]byte{}
 	for _, glob := range globs {
@@ -72,8 +75,8 @@ func TestFastPathMatchesTheFullDecoder(t *testing.T) {
 			n++
 		}
 	}
-	// The fixtures alone hold 16 documents; the shared captures add more
-	// where they are beside the checkout.
+	// The fixtures alone hold 16 documents; the real captures add more
+	// where EXOPOWER_TEST_CAPTURES names them.
 	if n < 16 {
 		t.Errorf("only %d documents compared", n)
 	}

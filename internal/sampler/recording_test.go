@@ -14,6 +14,7 @@ import (
 
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/powermetrics"
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // fileTruth adds up what a recording says of itself, read with regular
@@ -86,11 +87,8 @@ func TestRecordingWithATruncatedTail(t *testing.T) {
 }
 
 func TestRecordingOfRealCaptures(t *testing.T) {
-	dir := "../../../shared/powermetrics-captures"
+	dir := testfiles.Captures(t)
 	b, err := os.ReadFile(filepath.Join(dir, "m4pro-macos15.5-gpu_power-5samples.plist"))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("the shared captures are not beside this checkout")
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

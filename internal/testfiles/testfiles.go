@@ -1,6 +1,7 @@
 // Package testfiles makes the files and folders that tests of several
-// packages need alike: a self-signed certificate for a TLS serve, and a
-// folder that another user may reach.
+// packages need alike: a self-signed certificate for a TLS serve, a
+// folder that another user may reach, and the folder of real powermetrics
+// captures where EXOPOWER_TEST_CAPTURES names it.
 package testfiles
 
 import (

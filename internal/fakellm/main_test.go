@@ -1,4 +1,4 @@
-package main
+package fakellm
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"github.com/exopower/exopower/internal/fakepm"
 )
 
-// It prints its URL and the fake powermetrics's environment, serves, and
+// fake-openai prints its URL and the fake powermetrics's environment, serves, and
 // ends with status 0 when its context does.
 func TestItPrintsWhereItServesAndTheProfile(t *testing.T) {
 	overrides := filepath.Join(t.TempDir(), "overrides")
@@ -22,7 +22,7 @@ func TestItPrintsWhereItServesAndTheProfile(t *testing.T) {
 	r, w := io.Pipe()
 	code := make(chan int)
 	go func() {
-		code <- run(ctx, []string{"-period", "100ms", "-prefill", "10ms", "-decode", "20ms", "-tokens", "2",
+		code <- Main(ctx, []string{"-period", "100ms", "-prefill", "10ms", "-decode", "20ms", "-tokens", "2",
 			"-idle", "1,0.5,0.25", "-overrides", overrides}, w, os.Stderr)
 		w.Close()
 	}()
@@ -63,10 +63,21 @@ func TestItPrintsWhereItServesAndTheProfile(t *testing.T) {
 func TestItRefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-idle", "1,2"}, {"-nonsense"}, {"extra"}, {"-addr", "0.0.0.0:0"}, {"-decode", "2s"}} {
 		var stderr strings.Builder
-		if c := run(context.Background(), append(args, "-overrides", filepath.Join(t.TempDir(), "o")), io.Discard, &stderr); c == 0 {
+		if c := Main(context.Background(), append(args, "-overrides", filepath.Join(t.TempDir(), "o")), io.Discard, &stderr); c == 0 {
 			t.Errorf("%q: exit status 0", args)
 		} else {
 			t.Logf("%q: %d, %s", args, c, strings.TrimSpace(stderr.String()))
+		}
+	}
+}
+
+// Help asked for is no error: -h prints the flags to stdout and exits 0,
+// serving nothing.
+func TestHelpAskedForIsNoError(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		var stdout, stderr strings.Builder
+		if c := Main(context.Background(), []string{arg}, &stdout, &stderr); c != 0 || !strings.Contains(stdout.String(), "-prefill-watts") || stderr.Len() != 0 {
+			t.Errorf("%s: exit status %d, stdout %q, stderr %q; want 0, the flags and nothing", arg, c, stdout.String(), stderr.String())
 		}
 	}
 }
