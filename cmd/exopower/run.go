@@ -108,34 +108,34 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		return cli.Fail(errors.New(notRun))
 	}
 	tree.Watch(&cmd, othersOf(meter))
-	if plug != nil {
-		plug.Mark()
-	}
+	plug.Mark()
 	p, err := child.Start(cmd)
 	if err != nil {
 		meter.Stop()
 		return err
 	}
 	exit, signals, late := waitCommand(s, p)
-	// A signal now cuts the wait for the window that covers the end
-	// short: the user wants what was measured, at once.
+	res := finishSpan(s, meter, span, exit.At, signals, late)
+	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
+	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
+	addWall(sum, plug, span.Start, exit.At)
+	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
+}
+
+// finishSpan ends the span at end, once the window that covers it has
+// come. A signal now cuts that wait short: the user wants what was
+// measured, at once.
+func finishSpan(s *cli.Streams, meter *sampler.Sampler, span *sampler.Span, end time.Time, signals int, late bool) sampler.Result {
 	endCtx, stopEnd := cli.CancelOnSignal(context.Background(), s.Signals)
 	if signals > 1 || late {
 		stopEnd()
 	}
-	res := meter.Finish(endCtx, span, exit.At)
+	res := meter.Finish(endCtx, span, end)
 	if (stopEnd() || late) && signals < 2 {
 		res.Warnings = append(res.Warnings, "interrupted while waiting for the window that covers the command's end: "+
 			"the summary holds what was measured by then, and its coverage shows what was not")
 	}
-	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
-	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
-	if plug != nil {
-		var warnings []string
-		sum.Wall, warnings = output.NewWall(plug.Finish(span.Start, exit.At), plug.Info(), plug.Interval(), exit.At.Sub(span.Start).Seconds())
-		sum.Warnings = append(sum.Warnings, warnings...)
-	}
-	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
+	return res
 }
 
 // command checks the options and says what to run, as whom, before

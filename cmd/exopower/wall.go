@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wall"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // wallOptions are --wall and --wall-credentials: the metered plug the
@@ -74,4 +77,15 @@ func (o *wallOptions) start(ctx context.Context, s *cli.Streams, id child.Identi
 		return nil, cli.Fail(fmt.Errorf("--wall: %w", err), "check that the plug is on and reachable from this Mac, and its URL: docs/wall.md")
 	}
 	return sess, nil
+}
+
+// addWall gives sum the energy at the wall over [from, to], from plug
+// (none without --wall), and its warnings.
+func addWall(sum *wire.Summary, plug *wall.Session, from, to time.Time) {
+	if plug == nil {
+		return
+	}
+	var warnings []string
+	sum.Wall, warnings = output.NewWall(plug.Finish(from, to), plug.Info(), plug.Interval(), to.Sub(from).Seconds())
+	sum.Warnings = append(sum.Warnings, warnings...)
 }

@@ -39,8 +39,13 @@ func Start(ctx context.Context, t Target, c Credentials) (*Session, error) {
 }
 
 // Mark asks for a reading now, without waiting for it: at the start of a
-// span, so that the plug's counter is read within a round trip of it.
-func (s *Session) Mark() { s.meter.PollSoon() }
+// span, so that the plug's counter is read within a round trip of it. A
+// nil Session is none.
+func (s *Session) Mark() {
+	if s != nil {
+		s.meter.PollSoon()
+	}
+}
 
 // Info is what the plug is.
 func (s *Session) Info() Info { return s.plug.Info() }
