@@ -146,6 +146,13 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	}
 	s.opened.Add(1)
 	watchAnswer(r, func() { s.forget(o.id) })
+	if r.Context().Err() != nil || clientLeft(r) {
+		// It went while the span was kept: a close that came within a
+		// round trip of the answer, which the watch, set only now,
+		// would not see.
+		s.forget(o.id)
+		return
+	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
 }
@@ -193,6 +200,15 @@ func (s *Server) read(w http.ResponseWriter, id string) {
 	defer o.mu.Unlock()
 	if o.final != nil {
 		reply(w, http.StatusOK, o.final)
+		return
+	}
+	s.mu.Lock()
+	ended := s.spans[id] != o
+	s.mu.Unlock()
+	if ended {
+		// An end took it while this waited for its lock: it is no
+		// longer open, and its tree is read no more.
+		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
 	reply(w, http.StatusOK, s.reading(o, s.meter.Read(o.span), nil))

@@ -102,13 +102,17 @@ func clientLeft(r *http.Request) bool {
 }
 
 // watchAnswer has gone called should r's connection be reset before its
-// client sends another request on it: the client went without reading
-// the answer about to be written. Its system resets the connection when
-// the answer comes to a socket it has closed, or (Linux, not macOS) when
-// it closes one that holds the answer unread. A client that read the
-// answer and closed the connection ends it with a FIN, which leaves the
-// span be. Over HTTP/2, where one connection carries many requests, and
-// on a connection not of a Listener, nothing is watched.
+// client sends another request on it, and before its FIN: the client
+// went without reading the answer about to be written. Its system
+// resets the connection when the answer comes to a socket it has closed,
+// or (Linux, not macOS) when it closes one that holds the answer unread.
+// A client that read the answer and closed the connection ends it with a
+// FIN, which leaves the span be; so does one whose FIN comes before its
+// reset (it closed as the answer was on its way), which a FIN alone
+// cannot tell from the first: its span waits for its lifetime, or, for
+// one that names a process, for its tree to be gone. Over HTTP/2, where
+// one connection carries many requests, and on a connection not of a
+// Listener, nothing is watched.
 func watchAnswer(r *http.Request, gone func()) {
 	if p, ok := connOf(r).(*placed); ok && r.ProtoMajor == 1 {
 		p.mu.Lock()
