@@ -368,3 +368,14 @@ func TestHeavyLLMPromptsFileIsNotHeldWhole(t *testing.T) {
 		t.Errorf("%d MiB of memory at most: the file was held", rss>>20)
 	}
 }
+
+// --duration 0 is no duration: the default count of requests stands (it
+// sent requests for ever).
+func TestLLMDurationZeroIsNoDuration(t *testing.T) {
+	t.Parallel()
+	url := hostile(t, `{"data":[{"id":"tiny"}]}`, func(n int, w http.ResponseWriter, r *http.Request) { chunks(w, 2, "stop", "") })
+	rep, stderr, code := llmJSON(t, t.TempDir()+"/overrides", nil, "-m", "tiny", "--duration", "0", "-w", "0", "--baseline", "0", url)
+	if code != 0 || rep == nil || len(rep.Results[0].Requests) != 10 {
+		t.Errorf("status %d, stderr %s, report %v", code, stderr, rep != nil)
+	}
+}

@@ -122,23 +122,20 @@ func Endpoint(raw string, api API) (*url.URL, API, error) {
 }
 
 // quoteURL is raw, which is no URL exopower takes, without what may be
-// a credential in it: a user and password before an @, and a query.
+// a credential in it: whatever comes before an @ (a user and password,
+// however mistyped the scheme before them), and a query.
 func quoteURL(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i]
 	}
-	rest, scheme := raw, ""
-	if i := strings.Index(raw, "://"); i >= 0 {
-		scheme, rest = raw[:i+3], raw[i+3:]
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
+		scheme := ""
+		if j := strings.Index(raw[:i], "://"); j >= 0 {
+			scheme = raw[:j+3]
+		}
+		raw = scheme + urlMark + raw[i:]
 	}
-	host, path, _ := strings.Cut(rest, "/")
-	if i := strings.LastIndex(host, "@"); i >= 0 {
-		host = urlMark + "@" + host[i+1:]
-	}
-	if path != "" || strings.Contains(rest, "/") {
-		host += "/" + path
-	}
-	return safe.Text(scheme + host)
+	return safe.Text(raw)
 }
 
 // NewClient is a client of u. It follows no redirect: an answer that

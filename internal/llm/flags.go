@@ -48,7 +48,7 @@ type Flags struct {
 // meter (start: this Mac's stream, or the nodes) and sends the
 // requests, and writes the report.
 func Run(ctx context.Context, s *cli.Streams, f *Flags, id child.Identity, rawURL string, start func(context.Context) (*Meter, error)) error {
-	if f.Changed("duration") && !f.Changed("requests") {
+	if f.Duration > 0 && !f.Changed("requests") {
 		// --duration alone sends for the whole duration: -r's default is
 		// not a bound the user gave.
 		f.Requests = 0

@@ -46,8 +46,22 @@ func TestWhereHidesTheURLsCredentials(t *testing.T) {
 			t.Errorf("Where(%s) = %s, want %s", raw, got, want)
 		}
 	}
-	if got := quoteURL("http://sk-secret:pw@[::1/v1?key=sk-secret"); strings.Contains(got, "secret") {
-		t.Errorf("quoteURL kept a credential: %s", got)
+	for _, raw := range []string{"http://sk-secret:pw@[::1/v1?key=sk-secret", "http:/alice:s3cretPassw0rd@host:8080", "//alice:s3cretPassw0rd@host:8080/v1"} {
+		if got := quoteURL(raw); strings.Contains(got, "secret") || strings.Contains(got, "s3cret") || !strings.Contains(got, "[redacted]@") {
+			t.Errorf("quoteURL(%s) = %s", raw, got)
+		}
+	}
+	// A query's value echoed as the request line quotes it, escaped.
+	u, _ := url.Parse("http://h:8080/v1?api_key=Ab3dEf9%2BHk2mNp7%2FQr5tUv1")
+	s := newSecrets("", u)
+	for _, echo := range []string{"GET /v1?api_key=Ab3dEf9%2BHk2mNp7%2FQr5tUv1 HTTP/1.1", "key Ab3dEf9+Hk2mNp7/Qr5tUv1", "key Ab3dEf9 Hk2mNp7/Qr5tUv1"} {
+		if got := s.Redact(echo); strings.Contains(got, "Hk2mNp7") || strings.Contains(got, "Qr5tUv1") {
+			t.Errorf("Redact(%s) = %s", echo, got)
+		}
+	}
+	// A key too short for its pieces is taken out where it stands alone.
+	if got := newSecrets("k3y", nil).Redact("invalid api key: k3y, not k3yboard"); got != "invalid api key: [the key], not k3yboard" {
+		t.Errorf("a short key: %s", got)
 	}
 }
 
@@ -271,5 +285,17 @@ func TestTheEventLimitSharesABudget(t *testing.T) {
 		if got := EventLimit(n); got != want {
 			t.Errorf("EventLimit(%d) = %d, want %d", n, got, want)
 		}
+	}
+}
+
+// A count beyond what a float64 holds is usage that cannot be true, not
+// a chunk that cannot be read: the request ends well, counted from its
+// pieces.
+func TestUsageBeyondAnyNumberIsUsageThatCannotBeTrue(t *testing.T) {
+	c := serveRaw(t, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"+
+		"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1e400,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+	a := c.Do(context.Background(), "m", Prompt{Text: "x"}, &noEdges{})
+	if a.Err != nil || a.Usage || a.Pieces != 1 || !strings.Contains(strings.Join(a.Warnings, " "), "1e400 prompt") {
+		t.Errorf("answer %+v", a)
 	}
 }

@@ -22,26 +22,40 @@ const (
 
 // newSecrets are the key and the credentials of u: its user, its
 // password, and its query's values of 6 bytes or more (a shorter value
-// is a word of the text: ?stream=true would take every "true" out).
+// is a word of the text: ?stream=true would take every "true" out), each
+// as given and in the forms a URL escapes it to, which is how a server
+// that quotes its request line sends it back.
 func newSecrets(key string, u *url.URL) *safe.Secrets {
 	s := &safe.Secrets{}
+	add := func(v, mark string) {
+		for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+			s.Add(form, mark)
+		}
+	}
 	if u != nil {
 		if u.User != nil {
-			s.Add(u.User.Username(), urlMark)
+			add(u.User.Username(), urlMark)
 			if p, ok := u.User.Password(); ok {
-				s.Add(p, urlMark)
+				add(p, urlMark)
 			}
 		}
-		for _, vs := range u.Query() {
-			for _, v := range vs {
-				if len(v) >= 6 {
-					s.Add(v, urlMark)
-				}
+		for _, pair := range strings.Split(u.RawQuery, "&") {
+			_, raw, _ := strings.Cut(pair, "=")
+			if v, err := url.QueryUnescape(raw); err == nil && len(v) >= 6 {
+				add(v, urlMark)
+			}
+			if len(raw) >= 6 {
+				s.Add(raw, urlMark)
 			}
 		}
 	}
-	// The key last: its mark wins a piece that both share.
-	s.Add(key, keyMark)
+	// The key last: its mark wins a piece that both share. A key too
+	// short to take out of a text by its pieces is taken out where it
+	// stands as a word of its own.
+	add(key, keyMark)
+	if len(key) < 4 {
+		s.AddWord(key, keyMark)
+	}
 	return s
 }
 

@@ -267,7 +267,7 @@ func (r *Runner) send(ctx context.Context, model string) Answer {
 	if err != nil {
 		// A request that could not be sent, said in the report.
 		now := time.Now()
-		return Answer{Sent: now, Ended: now, Err: err}
+		return Answer{Sent: now, Ended: now, Err: r.cfg.Client.scrub(err)}
 	}
 	return r.cfg.Client.Do(ctx, model, p, r.meter)
 }

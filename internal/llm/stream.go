@@ -150,14 +150,16 @@ func (c choice) text() bool {
 	return false
 }
 
-// usage is a chunk's count of tokens. Its numbers are read as JSON's
-// numbers, whatever they are (1e11, 2^64, -3, 1.5), for judgeUsage to
-// tell whether they can be counts of this answer's tokens.
+// usage is a chunk's count of tokens. Its numbers are kept as JSON wrote
+// them, whatever they are (1e11, 2^64, -3, 1.5, 1e400), for takeUsage
+// to tell whether they can be counts of this answer's tokens: a number
+// that does not fit a float64 is a usage that cannot be true, not a
+// chunk that cannot be read.
 type usage struct {
-	PromptTokens        float64 `json:"prompt_tokens"`
-	CompletionTokens    float64 `json:"completion_tokens"`
+	PromptTokens        json.Number `json:"prompt_tokens"`
+	CompletionTokens    json.Number `json:"completion_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens float64 `json:"cached_tokens"`
+		CachedTokens json.Number `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 }
 

@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // A server's usage is the only count of a request's tokens, and every
@@ -29,23 +31,42 @@ const (
 )
 
 // takeUsage reads a chunk's usage: the counts where they are whole
-// numbers from 0 to MaxUsageTokens, otherwise the reason they are not.
-// The last usage of a stream is the one that counts.
+// numbers from 0 to MaxUsageTokens (a count left out is 0), otherwise
+// the reason they are not. The last usage of a stream is the one that
+// counts.
 func (a *Answer) takeUsage(u *usage) {
-	cached := 0.0
+	var cached json.Number
 	if d := u.PromptTokensDetails; d != nil {
 		cached = d.CachedTokens
 	}
 	a.Usage, a.badUsage = false, ""
-	for _, n := range []float64{u.PromptTokens, u.CompletionTokens, cached} {
-		if !(n >= 0 && n <= MaxUsageTokens) || n != math.Trunc(n) {
-			a.badUsage = fmt.Sprintf("%v prompt, %v completion, %v cached tokens: each must be a whole number from 0 to %d", u.PromptTokens, u.CompletionTokens, cached, int(MaxUsageTokens))
+	var n [3]int
+	for i, x := range []json.Number{u.PromptTokens, u.CompletionTokens, cached} {
+		f, err := 0.0, error(nil)
+		if x != "" {
+			f, err = strconv.ParseFloat(string(x), 64)
+		}
+		if err != nil || !(f >= 0 && f <= MaxUsageTokens) || f != math.Trunc(f) {
+			a.badUsage = fmt.Sprintf("%s prompt, %s completion, %s cached tokens: each must be a whole number from 0 to %d",
+				orZero(u.PromptTokens), orZero(u.CompletionTokens), orZero(cached), int(MaxUsageTokens))
 			return
 		}
+		n[i] = int(f)
 	}
 	a.Usage = true
-	a.PromptTokens, a.CompletionTokens = int(u.PromptTokens), int(u.CompletionTokens)
-	a.CachedTokens = min(int(cached), a.PromptTokens)
+	a.PromptTokens, a.CompletionTokens, a.CachedTokens = n[0], n[1], min(n[2], n[0])
+}
+
+// orZero is x as JSON wrote it, 0 where it was left out, cut to a
+// length that a message holds.
+func orZero(x json.Number) string {
+	switch {
+	case x == "":
+		return "0"
+	case len(x) > 24:
+		return string(x[:24]) + "…"
+	}
+	return string(x)
 }
 
 // judgeUsage holds the usage of an answer that ended well against what

@@ -86,6 +86,9 @@ type Secrets struct {
 	// withheld are secrets too short to take out of a text: a text that
 	// holds one is withheld whole.
 	withheld []string
+	// words are short secrets taken out where they stand as words, with
+	// their marks.
+	words [][2]string
 }
 
 // Add takes secret out of every text from now on, as mark. A secret
@@ -102,6 +105,16 @@ func (s *Secrets) Add(secret, mark string) {
 		}
 	case len(secret) >= 4:
 		s.whole[secret] = mark
+	}
+}
+
+// AddWord takes secret out of every text where it stands as a word of
+// its own (no letter or digit just before or after it), as mark: for a
+// secret too short to be taken out wherever it stands (Add), whose
+// every occurrence inside other words would be mangled.
+func (s *Secrets) AddWord(secret, mark string) {
+	if secret != "" {
+		s.words = append(s.words, [2]string{secret, mark})
 	}
 }
 
@@ -149,7 +162,36 @@ func (s *Secrets) Redact(str string) string {
 	for w, mark := range s.whole {
 		out = strings.ReplaceAll(out, w, mark)
 	}
+	for _, w := range s.words {
+		out = replaceWord(out, w[0], w[1])
+	}
 	return out
+}
+
+// replaceWord is str with every occurrence of word that no letter or
+// digit touches replaced by mark.
+func replaceWord(str, word, mark string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(str, word)
+		if i < 0 {
+			b.WriteString(str)
+			return b.String()
+		}
+		end := i + len(word)
+		alone := (i == 0 || !wordByte(str[i-1])) && (end == len(str) || !wordByte(str[end]))
+		b.WriteString(str[:i])
+		if alone {
+			b.WriteString(mark)
+		} else {
+			b.WriteString(word)
+		}
+		str = str[end:]
+	}
+}
+
+func wordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // covered says whether the byte at end extends a run of pieces: the
