@@ -33,6 +33,12 @@ type Meter struct {
 	stats    Stats
 	// soon asks Run for a poll now (PollSoon), out of turn.
 	soon chan struct{}
+	// polled is closed at each poll, and made anew: After waits on it.
+	polled chan struct{}
+	// total and last are the running total (Total) and the good poll
+	// it was last carried to.
+	total Total
+	last  *poll
 }
 
 // poll is one request of the plug: its reading when ok.
@@ -63,7 +69,7 @@ func NewMeter(p Plug, interval time.Duration, now func() time.Time) *Meter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Meter{plug: p, interval: max(interval, MinInterval), now: now, soon: make(chan struct{}, 1)}
+	return &Meter{plug: p, interval: max(interval, MinInterval), now: now, soon: make(chan struct{}, 1), polled: make(chan struct{})}
 }
 
 // PollSoon asks Run to poll the plug now, out of turn, without waiting
@@ -112,14 +118,37 @@ func (m *Meter) Poll(ctx context.Context) error {
 		m.stats.LastError = err.Error()
 	} else {
 		m.stats.LastOK = p.at
+		m.carry(p)
 	}
 	m.polls = append(m.polls, p)
+	close(m.polled)
+	m.polled = make(chan struct{})
 	cut := 0
 	for cut < len(m.polls) && (len(m.polls)-cut > maxPolls || p.at.Sub(m.polls[cut].at) > keep) {
 		cut++
 	}
 	m.polls = m.polls[cut:]
 	return err
+}
+
+// After waits until the meter holds a poll, good or failed, taken after
+// t, or until ctx ends; it says which. Run must be polling: PollSoon asks
+// for one now.
+func (m *Meter) After(ctx context.Context, t time.Time) bool {
+	for {
+		m.mu.Lock()
+		done := len(m.polls) > 0 && m.polls[len(m.polls)-1].at.After(t)
+		ch := m.polled
+		m.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // Latest is the newest good reading and when it was taken; ok is false

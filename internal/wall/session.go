@@ -66,6 +66,34 @@ func (s *Session) Finish(from, to time.Time) Span {
 	return s.meter.Energy(from, to)
 }
 
+// Span answers [from, to] while the polling goes on, for the spans of a
+// bench or a serve: it asks for a reading now and waits for one taken
+// after to, so that the span's end is held by a reading, as Finish's is;
+// the wait is bounded as a read is, and a plug that does not answer
+// leaves the end uncovered rather than holding the span's end up.
+func (s *Session) Span(ctx context.Context, from, to time.Time) Span {
+	s.meter.PollSoon()
+	ctx, cancel := context.WithTimeout(ctx, s.meter.interval+DefaultTimeout)
+	s.meter.After(ctx, to)
+	cancel()
+	return s.meter.Energy(from, to)
+}
+
+// Read answers [from, to] with the readings so far, without waiting:
+// an open span's reading.
+func (s *Session) Read(from, to time.Time) Span { return s.meter.Energy(from, to) }
+
+// Total is the plug's energy since the session started, a counter that
+// only grows (Meter.Total).
+func (s *Session) Total() Total { return s.meter.Total() }
+
+// Latest is the plug's newest good reading and its time; ok is false
+// before the first.
+func (s *Session) Latest() (r Reading, at time.Time, ok bool) { return s.meter.Latest() }
+
+// Stats are the session's polls so far.
+func (s *Session) Stats() Stats { return s.meter.Stats() }
+
 // Close stops the polling and closes the plug; for the paths that end
 // without a span. A nil Session is none.
 func (s *Session) Close() {
