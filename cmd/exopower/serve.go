@@ -13,10 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/boot"
+	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -27,6 +29,7 @@ const serveGrace = time.Second
 type serveOptions struct {
 	commonOptions
 	serve.Flags
+	wall wallOptions
 }
 
 func newServeCmd(s *cli.Streams) *cobra.Command {
@@ -63,6 +66,7 @@ it is not given), and spans that name a process (?pid=) for the users of
 		},
 	}
 	o.addFlags(c, time.Second)
+	o.wall.addFlags(c)
 	c.Flags().StringVar(&o.Listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.Node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
 	c.Flags().StringVar(&o.WebConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request, but TLS is turned on or off only at start")
@@ -89,6 +93,11 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	defer ln.Close()
 	started := time.Now()
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
+	if cfg.Wall, err = o.startWall(startCtx, s); err != nil {
+		stopStart()
+		return err
+	}
+	defer cfg.Wall.Close()
 	opts := o.sourceOptions(s.Getenv, "exopower serve")
 	opts.Grace = serveGrace
 	meter, sup, err := source.Supervised(startCtx, opts)
@@ -125,6 +134,20 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	fmt.Fprintln(s.Err, serve.ClosingLine(stopped, srv.Served(), meter.Totals(), time.Since(started)))
 	return nil
+}
+
+// startWall opens the plug of --wall, read as the user who ran serve
+// (its credentials file too), and polls it for as long as serve runs;
+// nil without --wall.
+func (o *serveOptions) startWall(ctx context.Context, s *cli.Streams) (*wall.Session, error) {
+	if o.wall.url == "" && o.wall.credentials == "" {
+		return nil, nil
+	}
+	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
+	if err != nil {
+		return nil, err
+	}
+	return o.wall.start(ctx, s, id)
 }
 
 // config checks the flags and says what the server publishes.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -135,11 +136,26 @@ func writeNodes(b *strings.Builder, sum *wire.Summary, st *Styles) {
 		}
 		width = max(width, utf8.RuneCountInString(names[i]))
 	}
-	fmt.Fprintf(b, "  %-*s %12s %12s %9s %10s\n", width, "node", "energy", "average", "covered", "round trip")
+	// A column of each node's wall where any node's serve reads a plug.
+	walls := slices.ContainsFunc(sum.Nodes, func(n wire.NodeSummary) bool { return n.Wall != nil })
+	wallCell := func(n wire.NodeSummary) string {
+		switch {
+		case !walls:
+			return ""
+		case n.Wall == nil:
+			return fmt.Sprintf(" %12s", "-")
+		}
+		return fmt.Sprintf(" %12s", Joules(float64(n.Wall.EnergyJoules)))
+	}
+	head := fmt.Sprintf("  %-*s %12s %12s %9s %10s", width, "node", "energy", "average", "covered", "round trip")
+	if walls {
+		head += fmt.Sprintf(" %12s", "wall")
+	}
+	fmt.Fprintln(b, head)
 	for i, n := range sum.Nodes {
-		fmt.Fprintf(b, "  %s %s %12s %9s %10s\n", st.Render(st.Label, fmt.Sprintf("%-*s", width, names[i])),
+		fmt.Fprintf(b, "  %s %s %12s %9s %10s%s\n", st.Render(st.Label, fmt.Sprintf("%-*s", width, names[i])),
 			st.Render(st.Value, fmt.Sprintf("%12s", Joules(float64(n.EnergyJoules.Total)))),
-			Watts(float64(n.AvgPowerWatts.Total)), Percent(float64(n.Coverage)), fmt.Sprintf("%.1f ms", float64(n.RoundTripSeconds)*1000))
+			Watts(float64(n.AvgPowerWatts.Total)), Percent(float64(n.Coverage)), fmt.Sprintf("%.1f ms", float64(n.RoundTripSeconds)*1000), wallCell(n))
 	}
 	if sum.UncertaintyJoules != nil {
 		fmt.Fprintf(b, "  %-*s %12s  (the round trips' bound on the total)\n", width, "±", Joules(float64(*sum.UncertaintyJoules)))
@@ -273,8 +289,11 @@ func Count(n int, thing string) string {
 // counter or its power readings, and how well.
 func wallText(w *wire.Wall) string {
 	how := "the power readings"
-	if w.Method == "counter" {
+	switch w.Method {
+	case "counter":
 		how = "the energy counter"
+	case "mixed":
+		how = "the energy counters and power readings"
 	}
 	plug := w.Source.Kind
 	if w.Source.Model != "" {

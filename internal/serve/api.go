@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,6 +129,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	}
 	// Begin asks powermetrics for a sample and waits for it, so that a
 	// window ends where the span starts.
+	s.cfg.Wall.Mark()
 	sp := s.meter.Begin(r.Context(), nil)
 	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr}
 	gone := r.Context().Err() != nil || clientLeft(r)
@@ -154,7 +156,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
-	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: wall(o.started), URL: "/v1/spans/" + o.id})
+	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: stamp(o.started), URL: "/v1/spans/" + o.id})
 }
 
 // forget ends the span id, whose client went without its answer, if it
@@ -174,15 +176,17 @@ func tooMany(w http.ResponseWriter) {
 	fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d spans and streams of windows are open, the most there may be; end some (a span left open expires after %v)", MaxOpenSpans, SpanTTL))
 }
 
-func (s *Server) reading(o *openSpan, r sampler.Result, ended *time.Time) wire.Reading {
+func (s *Server) reading(ctx context.Context, o *openSpan, r sampler.Result, ended *time.Time) wire.Reading {
 	sum := output.NewSummary(r, o.started, s.cfg.Interval)
 	sum.Type = "span"
 	var warnings []string
 	sum.Attribution, warnings = o.tree.attribution(r, ended != nil)
 	sum.Warnings = append(sum.Warnings, warnings...)
+	sum.Wall, warnings = s.wallOf(ctx, o, ended)
+	sum.Warnings = append(sum.Warnings, warnings...)
 	sr := wire.Reading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
 	if ended != nil {
-		e := wall(*ended)
+		e := stamp(*ended)
 		sr.EndedAt = &e
 	}
 	return sr
@@ -211,7 +215,7 @@ func (s *Server) read(w http.ResponseWriter, id string) {
 		fail(w, http.StatusNotFound, "no open span "+id+" (ended, expired, or never opened)")
 		return
 	}
-	reply(w, http.StatusOK, s.reading(o, s.meter.Read(o.span), nil))
+	reply(w, http.StatusOK, s.reading(context.Background(), o, s.meter.Read(o.span), nil))
 }
 
 func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
@@ -231,11 +235,14 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	end := s.cfg.Now()
+	// The plug is asked for a reading now, beside the window's wait
+	// below, so that one holds the end.
+	s.cfg.Wall.Mark()
 	// End asks for a sample and waits for the window that covers the end:
 	// at most an interval and the grace. A client that goes away cuts the
 	// wait short; the span is closed all the same.
 	res := s.meter.End(r.Context(), o.span, end)
-	reply(w, http.StatusOK, s.reading(o, res, &end))
+	reply(w, http.StatusOK, s.reading(r.Context(), o, res, &end))
 }
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
@@ -249,7 +256,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		InstanceID:               s.instance,
 		Source:                   wire.Source{Tool: t.Source, HWModel: t.HWModel, OSBuild: t.OSBuild},
 		IntervalSeconds:          wire.Num(s.cfg.Interval.Seconds()),
-		StartedAt:                wall(s.started),
+		StartedAt:                stamp(s.started),
 		UptimeSeconds:            wire.Num(s.cfg.Now().Sub(s.started).Seconds()),
 		EnergyJoules:             wire.NewComponents(t.Energy, t.Has),
 		CoveredSeconds:           wire.Num(t.Covered.Seconds()),
@@ -263,6 +270,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		MaxProcessSpansPerClient: MaxProcessSpansPerClient,
 		Rails:                    wire.NewRails(t.Health),
 		StillNowSeconds:          map[string]wire.Num{},
+		Wall:                     s.wallStatus(),
 	}
 	for r, d := range t.Stood {
 		st.StillNowSeconds[power.Rail(r).Label()] = wire.Num(d.Seconds())
@@ -279,12 +287,12 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		st.BootID = &b
 	}
 	if t.Windows > 0 {
-		st.LastWindow = &wire.LastWindow{Start: wall(t.Last.Start), End: wall(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power, t.Last.Has)}
+		st.LastWindow = &wire.LastWindow{Start: stamp(t.Last.Start), End: stamp(t.Last.End), PowerWatts: wire.NewComponents(t.Last.Power, t.Last.Has)}
 	}
 	reply(w, http.StatusOK, st)
 }
 
-func wall(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func reply(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)

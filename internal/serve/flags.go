@@ -124,6 +124,9 @@ func ClosingLine(sig os.Signal, sv Served, t sampler.StreamTotals, up time.Durat
 	if t.Has.System {
 		energy = output.Joules(t.Energy.System) + " (system), " + energy
 	}
+	if sv.WallJoules != nil {
+		energy = output.Joules(*sv.WallJoules) + " (wall), " + energy
+	}
 	return line + fmt.Sprintf("; measured %s over %v in %s", energy, t.Covered.Round(100*time.Millisecond), output.Count(t.Windows, "window"))
 }
 

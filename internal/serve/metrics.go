@@ -34,6 +34,9 @@ func newRegistry(s *Server) *prometheus.Registry {
 		// Not the MemStats set: its go_memstats_alloc_bytes and _total are two families of one name in OpenMetrics (client_golang#829).
 		collectors.NewGoCollector(collectors.WithGoCollectorMemStatsMetricsDisabled(), collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsMemory)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if s.cfg.Wall != nil {
+		reg.MustRegister(newWallCollector(s))
+	}
 	return reg
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -120,6 +121,10 @@ type Config struct {
 	// user. Without root they may, as the kernel lets serve read only
 	// its own user's processes.
 	ProcessSpansWithoutPassword bool
+	// Wall is the metered plug of --wall, polled for as long as serve
+	// runs; nil: none. Its energy is published as counters of its own
+	// and is every span's wall figure.
+	Wall *wall.Session
 }
 
 // Server answers the HTTP API over one Meter.
@@ -157,6 +162,9 @@ type Served struct {
 	// Open is how many are open now (those that expired are neither).
 	Opened, Ended int64
 	Open          int
+	// WallJoules is the energy at the wall since serve started, where it
+	// reads a plug (--wall).
+	WallJoules *float64
 }
 
 // Served returns what s answered since it started.
@@ -164,7 +172,12 @@ func (s *Server) Served() Served {
 	s.mu.Lock()
 	open := len(s.spans)
 	s.mu.Unlock()
-	return Served{Requests: s.requests.Load(), Opened: s.opened.Load(), Ended: s.ended.Load(), Open: open}
+	sv := Served{Requests: s.requests.Load(), Opened: s.opened.Load(), Ended: s.ended.Load(), Open: open}
+	if s.cfg.Wall != nil {
+		j := s.cfg.Wall.Total().Joules
+		sv.WallJoules = &j
+	}
+	return sv
 }
 
 type openSpan struct {
@@ -273,7 +286,7 @@ func (s *Server) finish(o *openSpan) bool {
 	}
 	ctx, cancel := contextDone()
 	defer cancel()
-	r := s.reading(o, s.meter.End(ctx, o.span, end), &end)
+	r := s.reading(ctx, o, s.meter.End(ctx, o.span, end), &end)
 	r.Warnings = append(r.Warnings, fmt.Sprintf("the span's processes were all gone for %v: serve ended the span then, and gave its place back", TreeGoneAfter))
 	o.final = &r
 	return true

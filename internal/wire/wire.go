@@ -428,6 +428,36 @@ type Status struct {
 	// still now while the others moved (0 while it moves), by rail.
 	Rails           Rails          `json:"rails"`
 	StillNowSeconds map[string]Num `json:"still_now_seconds"`
+	// Wall is the metered plug that serve reads (--wall); null where it
+	// reads none.
+	Wall *StatusWall `json:"wall"`
+}
+
+// StatusWall is the plug of a serve's --wall, in /v1/status.
+type StatusWall struct {
+	// Kind, Model, Firmware and Address are as in WallSource.
+	Kind     string `json:"kind"`
+	Model    string `json:"model"`
+	Firmware string `json:"firmware"`
+	Address  string `json:"address"`
+	// EnergyJoules is the energy at the wall since serve started (the
+	// exopower_wall_energy_joules_total counter), CoveredSeconds the time
+	// its readings cover, Resets the times its counter went back.
+	EnergyJoules   Num `json:"energy_joules"`
+	CoveredSeconds Num `json:"covered_seconds"`
+	Resets         int `json:"resets"`
+	// PowerWatts is the newest power reading; null while the plug has
+	// not answered for 5 s and two intervals, or gives no power.
+	PowerWatts *Num `json:"power_watts"`
+	// Polls is how many readings were asked for, PollFailures how many
+	// failed, LastError the newest failure (null when none), and
+	// LastReadingAt when the newest good reading was taken (null before
+	// the first).
+	Polls           int     `json:"polls"`
+	PollFailures    int     `json:"poll_failures"`
+	LastError       *string `json:"last_error"`
+	LastReadingAt   *string `json:"last_reading_at"`
+	IntervalSeconds Num     `json:"interval_seconds"`
 }
 
 // LastWindow is the newest window of a serve's stream.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/fakeplug"
+	"github.com/exopower/exopower/internal/wire"
+)
+
+// holdWall fails the test unless w is within its uncertainty (and 1 %
+// for the placing of the plug's readings by two processes' clocks) of
+// the plug's exact energy over [from, to].
+func holdWall(t *testing.T, what string, w *wire.Wall, f *fakeplug.Fake, from, to time.Time) {
+	t.Helper()
+	if w == nil {
+		t.Fatalf("%s: no wall", what)
+	}
+	truth := f.Energy(from, to)
+	t.Logf("%s: %.2f J ± %.2f J by its %s, true %.2f J", what, float64(w.EnergyJoules), float64(w.UncertaintyJoules), w.Method, truth)
+	if diff := math.Abs(float64(w.EnergyJoules) - truth); diff > float64(w.UncertaintyJoules)+0.01*truth || w.Coverage < 0.99 {
+		t.Errorf("%s: %.2f J (coverage %v), true %.2f J: off by %.2f J, beyond its uncertainty of %.2f J", what, float64(w.EnergyJoules), float64(w.Coverage), truth, diff, float64(w.UncertaintyJoules))
+	}
+}
+
+// serve --wall reads its plug for as long as it runs: its counters and
+// status, a span's wall figure within its uncertainty of the plug's
+// exact energy, and the wall in the line it ends with.
+func TestServeReadsItsPlug(t *testing.T) {
+	t.Parallel()
+	f, url := plug(t, fakeplug.ShellyGen2, nil)
+	s := startServe(t, stepped, nil, "-i", "100ms", "--wall", url)
+	s.waitStatus(t, "two readings of the plug", func(st wire.Status) bool { return st.Wall != nil && st.Wall.Polls-st.Wall.PollFailures >= 2 })
+	var o wire.Opened
+	if code := do(t, http.MethodPost, s.url+"/v1/spans", &o); code != http.StatusCreated {
+		t.Fatalf("POST /v1/spans: %d", code)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	var end wire.Reading
+	if code := do(t, http.MethodPost, s.url+o.URL+"/end", &end); code != http.StatusOK || end.EndedAt == nil {
+		t.Fatalf("end: %d %+v", code, end)
+	}
+	holdWall(t, "the span", end.Wall, f, mustTime(t, o.StartedAt), mustTime(t, *end.EndedAt))
+	if len(end.Warnings) != 0 || end.Wall.Source.Kind != "shelly-gen2" {
+		t.Errorf("span's warnings %q, wall %+v", end.Warnings, end.Wall)
+	}
+	st := s.status(t)
+	m := scrapeMetrics(t, s.url)
+	info := `exopower_wall_info{address="` + url + `",firmware="1.1.0",kind="shelly-gen2",model="SNPL-00112EU"}`
+	// The counter only grows: a scrape after the status reads no less.
+	if m[info] != 1 || m["exopower_wall_counter_resolution_joules"] != 3.6 || m["exopower_wall_energy_joules_total"] < float64(st.Wall.EnergyJoules) ||
+		st.Wall.EnergyJoules < end.Wall.EnergyJoules-2*3.6 || st.Wall.PollFailures != 0 || st.Wall.LastError != nil {
+		t.Errorf("metrics %v; status's wall %+v", m, st.Wall)
+	}
+	if p := m["exopower_wall_power_watts"]; p != 20 && p != 80 {
+		t.Errorf("exopower_wall_power_watts = %v, want one of the plug's 20 W and 80 W", p)
+	}
+	s.stop(t)
+	if last := s.stderr[len(s.stderr)-1]; !strings.Contains(last, " (wall), ") {
+		t.Errorf("serve's last line does not give the wall's energy: %s", last)
+	}
+}
+
+// --node sums the walls that each node's serve reads, each plug once:
+// two Macs on two plugs are their sum; two Macs behind one plug (a
+// power strip) are that plug once, with a warning.
+func TestNodesSumTheirPlugsEachOnce(t *testing.T) {
+	t.Parallel()
+	f1, url1 := plug(t, fakeplug.ShellyGen2, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(30) })
+	f2, url2 := plug(t, fakeplug.Tasmota, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(50) })
+	a := startServe(t, stepped, nil, "-i", "100ms", "--node-name", "a", "--wall", url1)
+	b := startServe(t, stepped, nil, "-i", "100ms", "--node-name", "b", "--wall", url2)
+	c := startServe(t, stepped, nil, "-i", "100ms", "--node-name", "c", "--wall", url1)
+	sum, code := runNodes(t, []*served{a, b}, "sleep", "1.5")
+	if code != 0 || len(sum.Nodes) != 2 || sum.Wall == nil {
+		t.Fatalf("status %d, summary %+v", code, sum)
+	}
+	for i, f := range []*fakeplug.Fake{f1, f2} {
+		n := sum.Nodes[i]
+		holdWall(t, "node "+n.Node, n.Wall, f, mustTime(t, n.StartedAt), mustTime(t, n.EndedAt))
+	}
+	// The JSON's numbers are rounded to 12 digits.
+	if w, n := sum.Wall, sum.Nodes; math.Abs(float64(w.EnergyJoules-n[0].Wall.EnergyJoules-n[1].Wall.EnergyJoules)) > 1e-9 || w.Source.Kind != "shelly-gen2+tasmota" || w.Method != "power" ||
+		math.Abs(float64(w.AvgPowerWatts)-float64(w.EnergyJoules)/float64(sum.DurationSeconds)) > 1e-9 {
+		t.Errorf("the total's wall %+v, not the nodes' sum %v + %v", w, n[0].Wall.EnergyJoules, n[1].Wall.EnergyJoules)
+	}
+	sum, code = runNodes(t, []*served{a, c}, "sleep", "1")
+	if code != 0 || sum.Wall == nil || math.Abs(float64(sum.Wall.EnergyJoules-sum.Nodes[0].Wall.EnergyJoules)) > 1e-9 || !strings.Contains(strings.Join(sum.Warnings, "\n"), "nodes a and c read the same plug") {
+		b, _ := json.Marshal(sum)
+		t.Errorf("one plug behind two nodes is not counted once: %s", b)
+	}
+}
