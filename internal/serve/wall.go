@@ -26,7 +26,7 @@ func newWallCollector(s *Server) *wallCollector {
 	}
 	return &wallCollector{
 		s:          s,
-		energy:     d("energy_joules_total", "Energy at the wall since exopower serve started, in joules, as the metered plug of --wall measured it: the Mac, its adapter's loss and whatever else is on the plug. The plug's own energy counter between readings, so that increase() over a range is exact to one count of it; its power readings where it has no counter or the counter went back."),
+		energy:     d("energy_joules_total", "Energy at the wall since exopower serve started, in joules, as the metered plug of --wall measured it: the Mac, its adapter's loss and whatever else is on the plug. Its power readings place the energy between the counts of its energy counter, and the counter holds the total within one count of its own, so that increase() over an hour or a day is the counter's and a rate over a minute follows the power."),
 		power:      d("power_watts", "The metered plug's newest power reading, in watts; absent while the plug has not answered for 5 s and two intervals."),
 		covered:    d("covered_seconds_total", "Time that the plug's readings cover, in seconds: its increase() over a range, divided by the range, is the wall's coverage."),
 		polls:      d("polls_total", "Readings of the plug asked for."),
@@ -58,20 +58,9 @@ func (c *wallCollector) Collect(ch chan<- prometheus.Metric) {
 	if info.HasCounter {
 		metric(c.resolution, prometheus.GaugeValue, info.CounterResolution)
 	}
-	if r, ok := c.s.wallNow(); ok {
-		metric(c.power, prometheus.GaugeValue, r.Power)
+	if w, ok := p.PowerNow(); ok {
+		metric(c.power, prometheus.GaugeValue, w)
 	}
-}
-
-// wallNow is the plug's newest power reading while it is fresh: as long
-// as the Mac's own power gauges stay (stale), a reading older is not
-// now's.
-func (s *Server) wallNow() (wall.Reading, bool) {
-	r, at, ok := s.cfg.Wall.Latest()
-	if !ok || !r.HasPower || time.Since(at) > 5*time.Second+2*s.cfg.Wall.Interval() {
-		return wall.Reading{}, false
-	}
-	return r, true
 }
 
 // wallOf is a span's energy at the wall, from its start to its end (now
@@ -112,8 +101,8 @@ func (s *Server) wallStatus() *wire.StatusWall {
 		at := stamp(st.LastOK)
 		w.LastReadingAt = &at
 	}
-	if r, ok := s.wallNow(); ok {
-		v := wire.Num(r.Power)
+	if now, ok := p.PowerNow(); ok {
+		v := wire.Num(now)
 		w.PowerWatts = &v
 	}
 	return w

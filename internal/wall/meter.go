@@ -35,10 +35,8 @@ type Meter struct {
 	soon chan struct{}
 	// polled is closed at each poll, and made anew: After waits on it.
 	polled chan struct{}
-	// total and last are the running total (Total) and the good poll
-	// it was last carried to.
-	total Total
-	last  *poll
+	// total is the running total (Total).
+	total running
 }
 
 // poll is one request of the plug: its reading when ok.

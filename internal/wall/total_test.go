@@ -86,3 +86,55 @@ func TestASessionsSpanWaitsForAReadingAfterItsEnd(t *testing.T) {
 		}
 	}
 }
+
+// biased is a plug whose power readings are 25 % low against its
+// counter, which counts in watt-hours: a cheap plug's.
+type biased struct {
+	clk  *clock
+	from time.Time
+}
+
+func (b *biased) Info() wall.Info {
+	return wall.Info{Kind: wall.KindTasmota, CounterResolution: 3600, HasCounter: true, HasPower: true}
+}
+
+func (b *biased) Read(context.Context) (wall.Reading, error) {
+	j := 40 * b.clk.Now().Sub(b.from).Seconds()
+	return wall.Reading{Power: 30, HasPower: true, Counter: math.Floor(j/3600) * 3600, HasCounter: true}, nil
+}
+
+func (b *biased) Close() error { return nil }
+
+// A counter of whole watt-hours moves once in 90 s at 40 W: the power
+// readings place the energy between its counts, and the counter holds
+// the total within a count of its own, however far the readings are off.
+func TestTheTotalFollowsThePowerBetweenCountsAndTheCounterOverAnHour(t *testing.T) {
+	clk := newClock()
+	m := wall.NewMeter(&biased{clk: clk, from: clk.Now()}, time.Second, clk.Now)
+	poll := func(n int) {
+		for range n {
+			clk.Add(time.Second)
+			m.Poll(context.Background())
+		}
+	}
+	m.Poll(context.Background())
+	poll(10)
+	if got := m.Total().Joules; got != 300 {
+		t.Errorf("after 10 s before the counter's first count: %.3f J, want 300 J from the power readings", got)
+	}
+	prev := 0.0
+	for range 3600 {
+		poll(1)
+		got := m.Total().Joules
+		if got < prev {
+			t.Fatalf("the total went back from %.3f J to %.3f J", prev, got)
+		}
+		prev = got
+	}
+	if truth := 40 * 3610.0; math.Abs(prev-truth) > 2*3600 {
+		t.Errorf("after an hour: %.0f J, the truth %.0f J: more than two counts off", prev, truth)
+	}
+	if counter := math.Floor(40*3610.0/3600) * 3600; math.Abs(prev-counter) > 3600 {
+		t.Errorf("after an hour: %.0f J, more than a count from the counter's %.0f J", prev, counter)
+	}
+}
