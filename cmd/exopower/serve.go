@@ -13,12 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/boot"
-	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/serve"
 	"github.com/exopower/exopower/internal/source"
-	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -93,7 +91,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	defer ln.Close()
 	started := time.Now()
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
-	if cfg.Wall, err = o.startWall(startCtx, s); err != nil {
+	if cfg.Wall, err = o.wall.startAsSelf(startCtx, s); err != nil {
 		stopStart()
 		return err
 	}
@@ -134,20 +132,6 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	fmt.Fprintln(s.Err, serve.ClosingLine(stopped, srv.Served(), meter.Totals(), time.Since(started)))
 	return nil
-}
-
-// startWall opens the plug of --wall, read as the user who ran serve
-// (its credentials file too), and polls it for as long as serve runs;
-// nil without --wall.
-func (o *serveOptions) startWall(ctx context.Context, s *cli.Streams) (*wall.Session, error) {
-	if o.wall.url == "" && o.wall.credentials == "" {
-		return nil, nil
-	}
-	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
-	if err != nil {
-		return nil, err
-	}
-	return o.wall.start(ctx, s, id)
 }
 
 // config checks the flags and says what the server publishes.

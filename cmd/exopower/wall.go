@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,4 +89,37 @@ func addWall(sum *wire.Summary, plug *wall.Session, from, to time.Time) {
 	var warnings []string
 	sum.Wall, warnings = output.NewWall(plug.Finish(from, to), plug.Info(), plug.Interval(), to.Sub(from).Seconds())
 	sum.Warnings = append(sum.Warnings, warnings...)
+}
+
+// startAsSelf opens the plug of --wall, read as the user who ran exopower
+// (its credentials file too), for a command with no command of the
+// user's to run as (serve, watch); nil without --wall.
+func (o *wallOptions) startAsSelf(ctx context.Context, s *cli.Streams) (*wall.Session, error) {
+	if o.url == "" && o.credentials == "" {
+		return nil, nil
+	}
+	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
+	if err != nil {
+		return nil, err
+	}
+	return o.start(ctx, s, id)
+}
+
+// liveWall gives a live view the plug's figures at each window: its
+// power now, and its energy since the view started, from the running
+// total (cheap at every window, however long the watch); the summary at
+// the end is the span's own. Nil without a plug.
+func liveWall(plug *wall.Session) func() *wire.SampleWall {
+	if plug == nil {
+		return nil
+	}
+	base := plug.Total().Joules
+	return func() *wire.SampleWall {
+		w := &wire.SampleWall{EnergyJoules: wire.Num(plug.Total().Joules - base)}
+		if now, ok := plug.PowerNow(); ok {
+			p := wire.Num(now)
+			w.PowerWatts = &p
+		}
+		return w
+	}
 }

@@ -94,3 +94,44 @@ func TestNodesSumTheirPlugsEachOnce(t *testing.T) {
 		t.Errorf("one plug behind two nodes is not counted once: %s", b)
 	}
 }
+
+// watch --wall: each line holds the plug's power now and its energy so
+// far, which only grows; the summary's wall is the span's, within its
+// uncertainty of the plug's exact energy; the lines for people lead with
+// the wall.
+func TestWatchShowsTheWall(t *testing.T) {
+	t.Parallel()
+	f, url := plug(t, fakeplug.ShellyGen2, nil)
+	cmd, _ := exopowerCmd(t, "watch", "--json", "-i", "100ms", "-d", "2500ms", "--wall", url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var prev float64
+	for i, raw := range lines[:len(lines)-1] {
+		var l wire.SampleLine
+		if err := json.Unmarshal([]byte(raw), &l); err != nil || l.Wall == nil {
+			t.Fatalf("line %d %s: %v, no wall", i, raw, err)
+		}
+		if p := l.Wall.PowerWatts; p == nil || (*p != 20 && *p != 80) || float64(l.Wall.EnergyJoules) < prev {
+			t.Errorf("line %d's wall %+v after %.3f J: want the plug's 20 W or 80 W, and energy that only grows", i, l.Wall, prev)
+		}
+		prev = float64(l.Wall.EnergyJoules)
+	}
+	if prev < 20 {
+		t.Errorf("2.5 s at 20 to 80 W gave %.3f J so far", prev)
+	}
+	var sum wire.Summary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	started := mustTime(t, sum.StartedAt)
+	holdWall(t, "watch", sum.Wall, f, started, started.Add(time.Duration(float64(sum.DurationSeconds)*1e9)))
+
+	cmd, _ = exopowerCmd(t, "watch", "-i", "100ms", "-n", "3", "--wall", url)
+	text, err := cmd.Output()
+	if first, _, _ := strings.Cut(string(text), "\n"); err != nil || !strings.Contains(first, "  wall ") || !strings.Contains(first, "  wall energy ") {
+		t.Errorf("watch's lines do not lead with the wall (%v):\n%s", err, text)
+	}
+}

@@ -24,6 +24,7 @@ type watchOptions struct {
 	duration time.Duration
 	from     string
 	nodes    nodeOptions
+	wall     wallOptions
 }
 
 func newWatchCmd(s *cli.Streams) *cobra.Command {
@@ -45,6 +46,7 @@ or --duration end it with the same summary as exopower run.`,
 	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s or 10m (0: no limit)")
 	c.Flags().StringVar(&o.from, "from", "", "read a powermetrics -f plist stream from `FILE` (- for stdin) instead of starting powermetrics")
 	o.nodes.addFlags(c)
+	o.wall.addFlags(c)
 	return c
 }
 
@@ -62,9 +64,18 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 		if o.from != "" {
 			return cli.Fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
 		}
+		if o.wall.url != "" {
+			return cli.Fail(errors.New("--wall reads this Mac's plug, not the nodes'"), "give each node's exopower serve its own plug (serve --wall URL): a span over the nodes sums them")
+		}
 		return o.watchNodes(ctx, s)
 	}
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
+	plug, err := o.wall.startAsSelf(startCtx, s)
+	if err != nil {
+		stopStart()
+		return err
+	}
+	defer plug.Close()
 	meter, err := o.start(startCtx, s)
 	stopStart()
 	if err != nil {
@@ -78,6 +89,7 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 		Getenv:   s.Getenv,
 		Origin:   span.Start,
 		Source:   func() wire.Source { return streamSource(meter) },
+		Wall:     liveWall(plug),
 	})
 	end := span.Start
 	if err == nil {
@@ -92,6 +104,7 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	stop()
 	sum := output.NewSummary(res, span.Start, o.interval)
 	sum.Title = "watch"
+	addWall(sum, plug, span.Start, end)
 	return o.finish(s, sum, feed, err)
 }
 

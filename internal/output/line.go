@@ -41,6 +41,19 @@ func appendSampleLine(b []byte, l *wire.SampleLine) ([]byte, error) {
 		b = append(b, `,"label":`...)
 		b = appendString(b, l.Label)
 	}
+	if w := l.Wall; w != nil {
+		b = append(b, `,"wall":{"power_watts":`...)
+		if w.PowerWatts == nil {
+			b = append(b, "null"...)
+		} else if b, err = appendNum(b, *w.PowerWatts); err != nil {
+			return b, err
+		}
+		b = append(b, `,"energy_joules":`...)
+		if b, err = appendNum(b, w.EnergyJoules); err != nil {
+			return b, err
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}', '\n'), nil
 }
 

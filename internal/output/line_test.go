@@ -34,6 +34,8 @@ func TestAppendSampleLineIsMarshal(t *testing.T) {
 			l.ThermalPressure, l.PowerWatts.CPU, l.PowerWatts.Total = "", -0.5, -1e-12
 		}},
 		{"a schema version of two digits", func(l *wire.SampleLine) { l.SchemaVersion = 12 }},
+		{"the wall of watch --wall", func(l *wire.SampleLine) { l.Wall = &wire.SampleWall{PowerWatts: num(41.25), EnergyJoules: 1234.5} }},
+		{"the wall without a power now", func(l *wire.SampleLine) { l.Wall = &wire.SampleWall{EnergyJoules: 3.6e-5} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := base()

@@ -36,12 +36,13 @@ type panelSink struct {
 	st     *Styles
 	origin time.Time
 	source func() wire.Source
+	wall   func() *wire.SampleWall
 	p      panel
 	closed bool
 }
 
 func newPanelSink(c SinkConfig) (*panelSink, error) {
-	s := &panelSink{t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv), origin: c.Origin, source: c.Source}
+	s := &panelSink{t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv), origin: c.Origin, source: c.Source, wall: c.Wall}
 	if _, err := io.WriteString(s.t.Out, enterScreen); err != nil {
 		return nil, err
 	}
@@ -58,6 +59,9 @@ func (s *panelSink) Window(w sampler.Window, tot sampler.Totals) error {
 		s.p.source = s.source()
 	}
 	s.p.add(w, tot, s.origin)
+	if s.wall != nil {
+		s.p.wall = s.wall()
+	}
 	return s.draw()
 }
 
@@ -106,6 +110,8 @@ type panel struct {
 	now     power.Values // the last window's power
 	thermal string
 	totals  sampler.Totals
+	// wall is the plug's live figures (watch --wall); nil without one.
+	wall *wire.SampleWall
 	// history holds the windows of the last minute, relative to the start
 	// of the span, oldest first.
 	history []step
@@ -167,7 +173,7 @@ func (p *panel) lines(width int, st *Styles) []panelLine {
 	return []panelLine{
 		{p.title(), &st.Title},
 		{"scope    " + scope, &st.Label},
-		{"", nil},
+		{p.wallLine(), &st.Total},
 		{header(columns), &st.Label},
 		{row("now", p.now, Watts, columns), &st.Total},
 		{row("energy", p.totals.Energy, Joules, columns), nil},
@@ -179,6 +185,25 @@ func (p *panel) lines(width int, st *Styles) []panelLine {
 		{spark, &st.Total},
 		{"Ctrl-C to stop", &st.Label},
 	}
+}
+
+// wallLine is the plug's line (watch --wall), above the Mac's table as
+// the wall leads the summary: its power now, and its energy and average
+// since the start; blank without a plug.
+func (p *panel) wallLine() string {
+	w := p.wall
+	if w == nil {
+		return ""
+	}
+	now := "n/a"
+	if w.PowerWatts != nil {
+		now = Watts(float64(*w.PowerWatts))
+	}
+	line := fmt.Sprintf("%-8s now %s   energy %s", "wall", now, Joules(float64(w.EnergyJoules)))
+	if s := p.totals.Elapsed.Seconds(); s > 0 {
+		line += "   average " + Watts(float64(w.EnergyJoules)/s)
+	}
+	return line
 }
 
 func (p *panel) title() string {

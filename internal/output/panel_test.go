@@ -162,6 +162,27 @@ func TestPanelShowsTheTotalsAndTheirAverage(t *testing.T) {
 	}
 }
 
+// With a plug (watch --wall), the wall leads the panel: its power now,
+// its energy so far, and that over the time elapsed; "n/a" for a power
+// that is not fresh.
+func TestPanelLeadsWithTheWall(t *testing.T) {
+	wins, tots := squareWave(75)
+	p := &panel{}
+	for i := range wins {
+		p.add(wins[i], tots[i], testOrigin)
+	}
+	w := wire.Num(41.5)
+	p.wall = &wire.SampleWall{PowerWatts: &w, EnergyJoules: 1500}
+	got := p.render(80, 24, &Styles{Plain: true})
+	if want := "\nwall     now 41.50 W   energy 1500.0 J   average 20.00 W\n"; !strings.Contains(got, want) || strings.Index(got, want) > strings.Index(got, "now  ") {
+		t.Errorf("panel lacks %q above the Mac's table:\n%s", want, got)
+	}
+	p.wall.PowerWatts = nil
+	if got := p.render(80, 24, &Styles{Plain: true}); !strings.Contains(got, "wall     now n/a   energy") {
+		t.Errorf("a stale power is not n/a:\n%s", got)
+	}
+}
+
 // Before any window the panel shows zeros, no thermal pressure and an
 // empty sparkline, and names no machine.
 func TestPanelBeforeAnyWindowShowsNothingMeasured(t *testing.T) {

@@ -97,6 +97,9 @@ type SinkConfig struct {
 	// has named the machine, and again at later ones while it names no
 	// Tool. Nil leaves the title without it.
 	Source func() wire.Source
+	// Wall gives the metered plug's live figures (watch --wall), asked
+	// for at each window. Nil: no plug.
+	Wall func() *wire.SampleWall
 }
 
 // NewSink returns the sink for c.Format, writing to c.Terminal. The panel
@@ -105,9 +108,9 @@ type SinkConfig struct {
 func NewSink(c SinkConfig) (Sink, error) {
 	switch c.Format {
 	case Lines:
-		return &linesSink{out: c.Terminal.Out}, nil
+		return &linesSink{out: c.Terminal.Out, wall: c.Wall}, nil
 	case NDJSON:
-		return &ndjsonSink{out: c.Terminal.Out}, nil
+		return &ndjsonSink{out: c.Terminal.Out, wall: c.Wall}, nil
 	case Panel:
 		return newPanelSink(c)
 	}
@@ -130,12 +133,16 @@ func NewSampleLine(w sampler.Window, tot sampler.Totals) wire.SampleLine {
 // ndjsonSink writes a SampleLine per window, put together in a buffer kept
 // from one window to the next.
 type ndjsonSink struct {
-	out io.Writer
-	buf []byte
+	out  io.Writer
+	buf  []byte
+	wall func() *wire.SampleWall
 }
 
 func (s *ndjsonSink) Window(w sampler.Window, tot sampler.Totals) error {
 	l := NewSampleLine(w, tot)
+	if s.wall != nil {
+		l.Wall = s.wall()
+	}
 	b, err := appendSampleLine(s.buf[:0], &l)
 	if err != nil {
 		// A value JSON cannot hold: encoding/json's own error says so.
@@ -154,12 +161,24 @@ func (s *ndjsonSink) Close() error  { return nil }
 // window to the next: a meter's work at every sample adds to what it
 // measures.
 type linesSink struct {
-	out io.Writer
-	buf []byte
+	out  io.Writer
+	buf  []byte
+	wall func() *wire.SampleWall
 }
 
 func (s *linesSink) Window(w sampler.Window, tot sampler.Totals) error {
 	b := w.End.AppendFormat(s.buf[:0], "15:04:05.000")
+	var wall *wire.SampleWall
+	if s.wall != nil {
+		// The wall leads, as in the summary.
+		wall = s.wall()
+		b = append(b, "  wall "...)
+		if wall.PowerWatts == nil {
+			b = append(b, "n/a"...)
+		} else {
+			b = appendWatts(b, float64(*wall.PowerWatts))
+		}
+	}
 	if w.Has.System {
 		b = appendWatts(append(b, "  system "...), w.Power.System)
 	}
@@ -174,6 +193,9 @@ func (s *linesSink) Window(w sampler.Window, tot sampler.Totals) error {
 		b = appendJoules(append(b, "  system energy "...), tot.Energy.System)
 	}
 	b = appendJoules(append(b, "  energy "...), tot.Energy.Total)
+	if wall != nil {
+		b = appendJoules(append(b, "  wall energy "...), float64(wall.EnergyJoules))
+	}
 	b = append(append(append(b, "  thermal "...), or(w.ThermalPressure, "n/a")...), '\n')
 	s.buf = b
 	_, err := s.out.Write(b)

@@ -91,6 +91,17 @@ func (s *Session) Total() Total { return s.meter.Total() }
 // before the first.
 func (s *Session) Latest() (r Reading, at time.Time, ok bool) { return s.meter.Latest() }
 
+// PowerNow is the plug's newest power reading while it is fresh, no
+// older than 5 s and two intervals (the bound after which the Mac's own
+// power gauges are taken as stale too); ok is false otherwise.
+func (s *Session) PowerNow() (watts float64, ok bool) {
+	r, at, ok := s.meter.Latest()
+	if !ok || !r.HasPower || s.meter.now().Sub(at) > 5*time.Second+2*s.meter.interval {
+		return 0, false
+	}
+	return r.Power, true
+}
+
 // Stats are the session's polls so far.
 func (s *Session) Stats() Stats { return s.meter.Stats() }
 

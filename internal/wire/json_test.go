@@ -46,8 +46,8 @@ var wireShapes = []jsondoc.Shape{
 	// A node's wall is null for now: run --wall's own shows its fields.
 	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall"}, Type: Summary{},
 		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Elsewhere: []string{"nodes[].wall"}, Tables: summaryTables},
-	{Names: []string{"watch-sample", "watch-node", "watch-total"}, Type: SampleLine{},
-		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}},
+	{Names: []string{"watch-sample", "watch-node", "watch-total", "watch-wall"}, Type: SampleLine{},
+		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}}, {Name: "watch-line-wall", At: []string{"wall"}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
 	{Names: []string{"serve-status", "serve-status-wall"}, Type: Status{}, Tables: []jsondoc.TableAt{
 		{Name: "serve-status", At: []string{""}},
@@ -65,7 +65,8 @@ var wireShapes = []jsondoc.Shape{
 		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution", "wall"},
 		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, wallTables)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
-	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label"}},
+	// Nor is its plug in it: the counters and spans hold the wall.
+	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label", "wall"}},
 	{Names: []string{"serve-error"}, Type: Error{}, Tables: []jsondoc.TableAt{{Name: "serve-error", At: []string{""}}}},
 }
 

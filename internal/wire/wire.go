@@ -383,6 +383,22 @@ type SampleLine struct {
 	// Label names the node apart from the others of a watch over several
 	// Macs, as NodeSummary.Label does; absent otherwise.
 	Label string `json:"label,omitempty"`
+	// Wall is the metered plug's part of a watch --wall; absent
+	// otherwise.
+	Wall *SampleWall `json:"wall,omitempty"`
+}
+
+// SampleWall is the wall in a line of watch --wall: live figures, which
+// the summary at the end refines (the plug read once more after the end,
+// its counter where the span holds enough of it).
+type SampleWall struct {
+	// PowerWatts is the plug's newest power reading; null while it has
+	// not answered for 5 s and two intervals, or gives no power.
+	PowerWatts *Num `json:"power_watts"`
+	// EnergyJoules is the energy at the wall since the watch started, up
+	// to the plug's newest reading: its counter's rises between readings,
+	// else its power readings.
+	EnergyJoules Num `json:"energy_joules"`
 }
 
 // DefaultListen is where exopower serve listens unless told otherwise:
