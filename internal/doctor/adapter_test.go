@@ -21,7 +21,9 @@ func (oneEntry) Close() error                           { return nil }
 // loss, the load, the battery's flow, on AC or on battery; and where
 // PowerTelemetryData is missing, that it is.
 func TestTheAdapterIsDescribed(t *testing.T) {
-	flags := func(ac bool) map[string]bool { return map[string]bool{"BatteryInstalled": true, "ExternalConnected": ac} }
+	flags := func(ac bool) map[string]bool {
+		return map[string]bool{"BatteryInstalled": true, "ExternalConnected": ac}
+	}
 	tele := func(in, loss, load, battery int64) map[string]int64 {
 		return map[string]int64{"SystemPowerIn": in, "AdapterEfficiencyLoss": loss, "SystemLoad": load, "BatteryPower": battery}
 	}
