@@ -26,8 +26,10 @@ func newDoctorCmd(s *cli.Streams) *cobra.Command {
 		Long: `Check the macOS version, Apple Silicon, powermetrics, the privileges to run it
 (root, or sudo -n) and one test sample, with the fix for each failure, and say
 whether an exopower serve answers (at 127.0.0.1:10241 unless --serve says
-where); with --wall, read the plug at the wall for a few seconds. Exits 0 when every check passes and 1 when one fails; no serve running
-is not a failure.`,
+where); with --wall, read the plug at the wall for a few seconds, and without
+it, on a MacBook, what macOS reports of its adapter (--wall adapter). Exits 0
+when every check passes and 1 when one fails; no serve running is not a
+failure.`,
 		Args: usage.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := doctor.CheckAddr(o.serve); err != nil {

@@ -25,7 +25,7 @@ type wallOptions struct {
 }
 
 func (o *wallOptions) addFlags(c *cobra.Command) {
-	c.Flags().StringVar(&o.url, "wall", "", "also measure at the wall, with the metered plug at `URL`: shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST, or http://HOST to ask it what it is")
+	c.Flags().StringVar(&o.url, "wall", "", "also measure at the wall, with the metered plug at `URL`: shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST, http://HOST to ask it what it is, or adapter for a MacBook's own adapter (no plug)")
 	c.Flags().StringVar(&o.credentials, "wall-credentials", "", "read the plug's credentials from `FILE`, lines of user NAME, password SECRET or token SECRET (default: $EXOPOWER_WALL_USER, $EXOPOWER_WALL_PASSWORD, $EXOPOWER_WALL_TOKEN)")
 }
 
@@ -37,7 +37,7 @@ func (o *wallOptions) read(s *cli.Streams, id child.Identity) (wall.Target, wall
 	}
 	t, err := wall.Parse(o.url)
 	if err != nil {
-		return t, wall.Credentials{}, cli.Fail(err, "name the plug as shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST or http://HOST")
+		return t, wall.Credentials{}, cli.Fail(err, "name the plug as shelly://HOST, tasmota://HOST, ha://HOST:8123/sensor.ENERGY, kasa://HOST or http://HOST, or a MacBook's adapter as adapter")
 	}
 	var r io.Reader
 	if o.credentials != "" {

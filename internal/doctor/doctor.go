@@ -69,6 +69,9 @@ type system struct {
 	get       func(ctx context.Context, url string) (*http.Response, error)
 	// wall checks the plug of --wall; nil without it.
 	wall func(ctx context.Context) check
+	// adapter reads a MacBook's adapter, for information, where there is
+	// no --wall; nil but on macOS.
+	adapter func(ctx context.Context) check
 }
 
 func liveSystem(open source.OpenIOReport, processes func() (attrib.Kernel, error)) system {
@@ -79,7 +82,15 @@ func liveSystem(open source.OpenIOReport, processes func() (attrib.Kernel, error
 	return system{goos: runtime.GOOS, euid: os.Geteuid(), user: name, lookPath: exec.LookPath, output: runOutput, sample: checkSample,
 		ioreport:   func(ctx context.Context) check { return checkIOReport(ctx, open) },
 		sideBySide: func(ctx context.Context, path string) check { return compareSources(ctx, path, open, 3*time.Second) },
-		serveAddr:  wire.DefaultListen, get: httpGet, processes: processes}
+		serveAddr:  wire.DefaultListen, get: httpGet, processes: processes, adapter: adapterOn(runtime.GOOS)}
+}
+
+// adapterOn is plain doctor's look at a MacBook's adapter: on macOS alone.
+func adapterOn(goos string) func(context.Context) check {
+	if goos != "darwin" {
+		return nil
+	}
+	return checkAdapter
 }
 
 // httpGet fetches url directly, never through a proxy: the serve looked
@@ -119,8 +130,11 @@ func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open sourc
 func run(ctx context.Context, s *cli.Streams, sys system, path string) error {
 	checks := []check{sys.checkMacOS(ctx), sys.checkAppleSilicon(ctx), sys.checkPowermetrics(path), sys.checkPrivileges(ctx, path), sys.sample(ctx, path),
 		sys.ioreport(ctx), sys.compare(ctx, path), sys.checkProcesses(), sys.checkServe(ctx)}
-	if sys.wall != nil {
+	switch {
+	case sys.wall != nil:
 		checks = append(checks, sys.wall(ctx))
+	case sys.adapter != nil:
+		checks = append(checks, sys.adapter(ctx))
 	}
 	st := output.NewStyles(s.Out, s.OutTTY, s.Getenv)
 	failed := 0

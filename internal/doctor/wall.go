@@ -27,9 +27,13 @@ func checkWall(ctx context.Context, w Wall, interval time.Duration) check {
 	c := check{name: "wall"}
 	p, err := wall.Open(ctx, w.Target, w.Credentials)
 	var ae *wall.AuthError
+	var ue *wall.UnsupportedError
 	switch {
 	case errors.As(err, &ae):
 		c.detail, c.fixes = err.Error(), []string{"give the plug's credentials in --wall-credentials FILE or $EXOPOWER_WALL_PASSWORD ($EXOPOWER_WALL_TOKEN for Home Assistant)"}
+		return c
+	case errors.As(err, &ue):
+		c.detail, c.fixes = err.Error(), []string{adapterFix}
 		return c
 	case err != nil:
 		c.detail, c.fixes = err.Error(), []string{"check that the plug is on and reachable from this Mac, and its URL (docs/wall.md)"}
@@ -56,6 +60,9 @@ func checkWall(ctx context.Context, w Wall, interval time.Duration) check {
 		return c
 	}
 	c.ok, c.detail = true, describe(p.Info())+"; "+readings(m, from, p.Info())
+	if a := describeAdapter(p); a != "" {
+		c.detail += "; " + a
+	}
 	return c
 }
 

@@ -33,7 +33,10 @@
 //                      of item i of array a, for a fake that counts them
 //   FAKEIO_FIELDS      the fields its IOKit objects keep
 //   FAKEIO_OBJECTS     how many IOKit objects it makes at the most
-//   FAKEIO_CLASS       the one IOService class its binding matches
+//   FAKEIO_CLASS       the IOService class whose services its binding
+//                      iterates (IOServiceGetMatchingServices)
+//   FAKEIO_OTHER_CLASS optional: one more class IOServiceMatching takes,
+//                      for the fake's own IOServiceGetMatchingService
 //
 // After it, the fake defines is_case, which this header declares: it says
 // whether the Mac the fake is (its case) is the one named, and in the
@@ -282,7 +285,11 @@ static inline ioobj *iouse(uint32_t h, enum iokind k, const char *fn) {
 
 const void *IOServiceMatching(const char *name) {
 	enter(__func__);
-	if (name == NULL || strcmp(name, FAKEIO_CLASS) != 0)
+	int known = name != NULL && strcmp(name, FAKEIO_CLASS) == 0;
+#ifdef FAKEIO_OTHER_CLASS
+	known = known || (name != NULL && strcmp(name, FAKEIO_OTHER_CLASS) == 0);
+#endif
+	if (!known)
 		die("%s: %s, not " FAKEIO_CLASS, __func__, name ? name : "NULL");
 	if (is_case("no-matching"))
 		return NULL;
@@ -297,6 +304,8 @@ int32_t IOServiceGetMatchingServices(uint32_t mainPort, const void *matching, ui
 		die("%s: main port %#x, not kIOMainPortDefault (0)", __func__, mainPort);
 	if (existing == NULL)
 		die("%s: no place for the iterator", __func__);
+	if (m->n != 1 || strcmp(m->items[1]->str, FAKEIO_CLASS) != 0)
+		die("%s: services of %s, not " FAKEIO_CLASS, __func__, m->items[1]->str);
 	release(m); // IOKit takes one reference of the matching dictionary, always
 	*existing = ionew((ioobj){.kind = ITERATOR});
 	return 0;

@@ -39,6 +39,13 @@ var (
 	cfDictionaryGetCount          func(d uintptr) int64
 	cfDictionaryCreateMutableCopy func(alloc uintptr, capacity int64, d uintptr) uintptr
 	cfRelease                     func(cf uintptr)
+	cfGetTypeID                   func(cf uintptr) uint64
+	cfNumberGetTypeID             func() uint64
+	cfBooleanGetTypeID            func() uint64
+	cfDictionaryGetTypeID         func() uint64
+	cfNumberGetValue              func(n uintptr, typ int64, v *int64) bool
+	cfNumberIsFloatType           func(n uintptr) bool
+	cfBooleanGetValue             func(b uintptr) bool
 
 	// IOReport.
 	iorCopyChannelsInGroup func(group, subgroup uintptr, a, b, c uint64) uintptr
@@ -59,7 +66,10 @@ var (
 	ioConnectCallStructMethod    func(conn, sel uint32, in unsafe.Pointer, inSize uintptr, out unsafe.Pointer, outSize *uintptr) int32
 	ioServiceClose               func(conn uint32) int32
 	ioObjectRelease              func(obj uint32) int32
-	machTaskSelf                 func() uint32
+	// and for AppleSmartBattery's entry (battery_lib.go).
+	ioServiceGetMatchingService       func(mainPort uint32, matching uintptr) uint32
+	ioRegistryEntryCreateCFProperties func(entry uint32, props *uintptr, alloc uintptr, options uint32) int32
+	machTaskSelf                      func() uint32
 )
 
 // libraries are where the four libraries are.
@@ -95,6 +105,13 @@ func load() error {
 		{cf, &cfDictionaryGetCount, "CFDictionaryGetCount"},
 		{cf, &cfDictionaryCreateMutableCopy, "CFDictionaryCreateMutableCopy"},
 		{cf, &cfRelease, "CFRelease"},
+		{cf, &cfGetTypeID, "CFGetTypeID"},
+		{cf, &cfNumberGetTypeID, "CFNumberGetTypeID"},
+		{cf, &cfBooleanGetTypeID, "CFBooleanGetTypeID"},
+		{cf, &cfDictionaryGetTypeID, "CFDictionaryGetTypeID"},
+		{cf, &cfNumberGetValue, "CFNumberGetValue"},
+		{cf, &cfNumberIsFloatType, "CFNumberIsFloatType"},
+		{cf, &cfBooleanGetValue, "CFBooleanGetValue"},
 		{ior, &iorCopyChannelsInGroup, "IOReportCopyChannelsInGroup"},
 		{ior, &iorCreateSubscription, "IOReportCreateSubscription"},
 		{ior, &iorCreateSamples, "IOReportCreateSamples"},
@@ -111,6 +128,8 @@ func load() error {
 		{iokit, &ioConnectCallStructMethod, "IOConnectCallStructMethod"},
 		{iokit, &ioServiceClose, "IOServiceClose"},
 		{iokit, &ioObjectRelease, "IOObjectRelease"},
+		{iokit, &ioServiceGetMatchingService, "IOServiceGetMatchingService"},
+		{iokit, &ioRegistryEntryCreateCFProperties, "IORegistryEntryCreateCFProperties"},
 		{sys, &machTaskSelf, "mach_task_self"},
 	} {
 		if _, err := purego.Dlsym(f.lib, f.name); err != nil {
@@ -184,7 +203,7 @@ func Open() (Library, error) {
 	}
 	l := &library{keyChannels: key}
 	l.smc = openSMC()
-	l.pstr = systemPower{call: l.callSMC}
+	l.pstr = systemPower{call: smcOn(l.smc)}
 	return l, nil
 }
 
@@ -388,14 +407,16 @@ func openSMC() uint32 {
 	return conn
 }
 
-// callSMC is one call of the SMC's selector.
-func (l *library) callSMC(in, out *smcParam) error {
-	size := unsafe.Sizeof(*out)
-	if kr := ioConnectCallStructMethod(l.smc, smcSelector, unsafe.Pointer(in), unsafe.Sizeof(*in), unsafe.Pointer(out), &size); kr != 0 {
-		return fmt.Errorf("IOConnectCallStructMethod: %#x", uint32(kr))
+// smcOn is one call of the SMC's selector, over the connection conn.
+func smcOn(conn uint32) smcCall {
+	return func(in, out *smcParam) error {
+		size := unsafe.Sizeof(*out)
+		if kr := ioConnectCallStructMethod(conn, smcSelector, unsafe.Pointer(in), unsafe.Sizeof(*in), unsafe.Pointer(out), &size); kr != 0 {
+			return fmt.Errorf("IOConnectCallStructMethod: %#x", uint32(kr))
+		}
+		if size != unsafe.Sizeof(*out) {
+			return fmt.Errorf("the SMC answered %d bytes", size)
+		}
+		return nil
 	}
-	if size != unsafe.Sizeof(*out) {
-		return fmt.Errorf("the SMC answered %d bytes", size)
-	}
-	return nil
 }

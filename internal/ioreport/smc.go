@@ -9,7 +9,7 @@ import (
 
 // The SMC is read through IOKit with one structure, in and out: the key,
 // a command, and the key's bytes. This file is its layout and its
-// protocol, over the call that the binding (lib.go, callSMC)
+// protocol, over the call that the binding (lib.go, smcOn)
 // makes: it runs and is tested everywhere.
 
 // FourCC is a key or a type code: four ASCII bytes in a uint32, the first
@@ -139,29 +139,48 @@ func DecodeSMC(dataType uint32, b []byte) (float64, error) {
 	return float64(int16(binary.BigEndian.Uint16(b))) / 256, nil // sp78
 }
 
-// systemPower reads PSTR, the system's power in watts, through call:
-// the key's type once (kept in k), then its bytes at each reading. ok is
-// false where the SMC has no PSTR, or gives no believable power.
+// smcValue reads one key as a number through call: the key's type
+// once (kept in info), then its bytes at each reading. A key the SMC
+// does not have is asked for once.
+type smcValue struct {
+	call           smcCall
+	key            uint32
+	info           smcKey
+	known, missing bool
+}
+
+// read is the key's value now; errNoKey where the SMC has no such key.
+func (v *smcValue) read() (float64, error) {
+	if v.missing {
+		return 0, errNoKey
+	}
+	if !v.known {
+		k, err := keyInfo(v.call, v.key)
+		if err != nil {
+			v.missing = errors.Is(err, errNoKey)
+			return 0, err
+		}
+		v.info, v.known = k, true
+	}
+	b, err := readKey(v.call, v.key, v.info)
+	if err != nil {
+		return 0, err
+	}
+	return DecodeSMC(v.info.dataType, b)
+}
+
+// systemPower reads PSTR, the system's power in watts, through call.
+// ok is false where the SMC has no PSTR, or gives no believable power.
 type systemPower struct {
-	call  smcCall
-	key   smcKey
-	known bool
+	call smcCall
+	v    smcValue
 }
 
 func (p *systemPower) read() (float64, bool) {
-	pstr := FourCC("PSTR")
-	if !p.known {
-		k, err := keyInfo(p.call, pstr)
-		if err != nil {
-			return 0, false
-		}
-		p.key, p.known = k, true
+	if p.v.call == nil {
+		p.v = smcValue{call: p.call, key: FourCC("PSTR")}
 	}
-	b, err := readKey(p.call, pstr, p.key)
-	if err != nil {
-		return 0, false
-	}
-	w, err := DecodeSMC(p.key.dataType, b)
+	w, err := p.v.read()
 	if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > 2000 {
 		return 0, false
 	}

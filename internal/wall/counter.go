@@ -76,8 +76,40 @@ func (c *calc) warnings(from, to time.Time, tried, failed int) []string {
 			s.to.Sub(s.from).Round(time.Millisecond), s.polls, s.watts))
 	}
 	ws = append(ws, c.resets...)
+	if w := c.onBattery(from, to); w != "" {
+		ws = append(ws, w)
+	}
 	if len(c.points) == 0 || c.points[len(c.points)-1].at.Before(to.Add(-2*c.hold)) {
 		ws = append(ws, "the plug gave no reading near the span's end: that time is not covered")
 	}
 	return ws
+}
+
+// onBattery says how much of [from, to] a MacBook ran from its battery
+// (--wall adapter): the wall's 0 W is true then, and not what the Mac
+// drew, which its battery's discharge is.
+func (c *calc) onBattery(from, to time.Time) string {
+	n, in, flows := 0, 0, 0
+	var discharge float64
+	for _, p := range c.points {
+		if p.at.Before(from) || p.at.After(to) {
+			continue
+		}
+		in++
+		if p.r.OnBattery {
+			n++
+			if p.r.HasBattery {
+				flows++
+				discharge += -p.r.Battery
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	w := fmt.Sprintf("the Mac ran from its battery for %d of %d readings: the wall gave it 0 W then", n, in)
+	if flows > 0 {
+		w += fmt.Sprintf(", and its battery's discharge, %.2f W on average, is what it drew", discharge/float64(flows))
+	}
+	return w
 }

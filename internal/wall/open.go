@@ -23,6 +23,8 @@ func Open(ctx context.Context, t Target, c Credentials) (Plug, error) {
 		return openKasa(ctx, t)
 	case "http":
 		return detect(ctx, t, c)
+	case KindAdapter:
+		return openAdapter()
 	}
 	return nil, fmt.Errorf("%s: unknown kind of plug %q", t, t.Scheme)
 }

@@ -50,14 +50,17 @@ const stallPolls = 5
 // the first poll and after the last, and any reset, from the power
 // readings), from the power readings alone elsewhere.
 func (m *Meter) Energy(from, to time.Time) Span {
-	res := m.plug.Info().CounterResolution
+	info := m.plug.Info()
 	m.mu.Lock()
 	polls, tried, failed := m.window(from, to)
 	m.mu.Unlock()
 	if !to.After(from) {
 		return Span{Method: MethodPower}
 	}
-	c := newCalc(polls, res, m.interval)
+	c := newCalc(polls, info.CounterResolution, m.interval)
+	c.judgesStale = info.JudgesStale
+	c.findStalls(polls)
+	c.makeSteps()
 	s, ok := c.counter(from, to)
 	if !ok {
 		s = c.power(from, to)
@@ -144,16 +147,16 @@ type calc struct {
 	res    float64
 	hold   time.Duration
 	resets []string
+	// judgesStale: the plug fails a stale reading itself, and repeats
+	// fresh ones (Info.JudgesStale); no run of them is a stall.
+	judgesStale bool
 }
 
 func newCalc(polls []poll, res float64, interval time.Duration) *calc {
 	// A reading is held for up to three quarters of an interval each
 	// side, to the midpoint of its neighbours': a round trip's jitter is
 	// covered, one poll missed leaves half an interval uncovered.
-	c := &calc{res: res, hold: interval * 3 / 4}
-	c.findStalls(polls)
-	c.makeSteps()
-	return c
+	return &calc{res: res, hold: interval * 3 / 4}
 }
 
 // findStalls keeps the points: the polls but the runs of equal readings
@@ -167,7 +170,7 @@ func (c *calc) findStalls(polls []poll) {
 		}
 		r := polls[i].r
 		moved := !r.HasCounter || r.Power*polls[j].at.Sub(polls[i].at).Seconds() >= 2*c.res
-		if j-i+1 >= stallPolls && r.HasPower && r.Power > 0 && moved {
+		if !c.judgesStale && j-i+1 >= stallPolls && r.HasPower && r.Power > 0 && moved {
 			// When the readings froze between the poll before the run
 			// and its first is not known: the first is a copy too.
 			if n := len(c.points); n > 0 {

@@ -46,9 +46,13 @@ var entityID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // Parse reads a --wall URL: shelly://host[:port], tasmota://host[:port],
 // ha://host[:port]/sensor.energy[?power=sensor.power] (has:// for
 // HTTPS), kasa://host[:port], or http://host[:port][/sensor.energy] to
-// ask the host what it is. Credentials are not taken in the URL: they
-// would show in the process list and the shell's history.
+// ask the host what it is; or the bare word adapter, a MacBook's own
+// adapter and battery (no plug). Credentials are not taken in the URL:
+// they would show in the process list and the shell's history.
 func Parse(raw string) (Target, error) {
+	if raw == KindAdapter {
+		return Target{Scheme: KindAdapter}, nil
+	}
 	if userInfo(raw) {
 		// The URL is not repeated: it holds the credentials.
 		return Target{}, fmt.Errorf("--wall: the address holds a user or password before an @: exopower takes no credentials in the URL, where the process list and the shell's history show them; give them in the credentials file or the environment instead")
@@ -60,7 +64,7 @@ func Parse(raw string) (Target, error) {
 	}
 	port, ok := schemes[u.Scheme]
 	if !ok {
-		return Target{}, fmt.Errorf("--wall %q: unknown kind %q; want shelly://, tasmota://, ha:// (has:// for HTTPS), kasa:// or http:// to ask the device", shown, safe.Text(u.Scheme))
+		return Target{}, fmt.Errorf("--wall %q: unknown kind %q; want shelly://, tasmota://, ha:// (has:// for HTTPS), kasa://, http:// to ask the device, or adapter for a MacBook's own", shown, safe.Text(u.Scheme))
 	}
 	if u.Opaque != "" || u.Hostname() == "" {
 		return Target{}, fmt.Errorf("--wall %q: no host; want %s://HOST[:PORT]", shown, u.Scheme)
@@ -137,6 +141,9 @@ func (t *Target) entities(u *url.URL) error {
 // String is the target as exopower prints it: no credentials, which a
 // Target never holds.
 func (t Target) String() string {
+	if t.Scheme == KindAdapter {
+		return KindAdapter
+	}
 	s := t.Scheme + "://" + t.Host
 	if t.Entity != "" {
 		s += "/" + t.Entity

@@ -48,6 +48,15 @@ type Reading struct {
 	// HasCounter.
 	Counter    float64
 	HasCounter bool
+	// OnBattery says the Mac ran from its battery (--wall adapter
+	// alone): the wall gave it nothing, Power is 0, and the battery's
+	// discharge is what it drew.
+	OnBattery bool
+	// Battery is the battery's flow in watts, above 0 while it charges
+	// and below 0 while it discharges, when HasBattery (--wall adapter
+	// alone).
+	Battery    float64
+	HasBattery bool
 }
 
 // Kinds of plug, as Info.Kind names them.
@@ -57,6 +66,9 @@ const (
 	KindTasmota       = "tasmota"
 	KindHomeAssistant = "home-assistant"
 	KindKasa          = "kasa"
+	// KindAdapter is no plug: a MacBook's adapter and battery, as macOS
+	// reports them (adapter.go).
+	KindAdapter = "adapter"
 )
 
 // Info is what a plug is.
@@ -74,6 +86,10 @@ type Info struct {
 	CounterResolution float64
 	// HasCounter and HasPower say what the plug's readings hold.
 	HasCounter, HasPower bool
+	// JudgesStale says the plug tells a stale reading itself (its Read
+	// fails on one), and that its readings may repeat for a minute and
+	// be fresh: the meter's rule for a stalled plug does not apply.
+	JudgesStale bool
 }
 
 // Credentials are what a plug may ask for. They are sent to the plug's
@@ -135,6 +151,9 @@ func check(r Reading) error {
 		case c > maxCounterJoules:
 			return fmt.Errorf("its energy counter, %g J, is more than a plug counts in its life", c)
 		}
+	}
+	if r.HasBattery && (math.IsNaN(r.Battery) || math.Abs(r.Battery) > power.MaxSystemWatts) {
+		return fmt.Errorf("its battery's flow, %g W, is no battery's", r.Battery)
 	}
 	if !r.HasPower && !r.HasCounter {
 		return fmt.Errorf("its answer holds neither power nor energy")

@@ -35,6 +35,8 @@
 
 #define TASK 0x203u            // the port mach_task_self gives
 #define PSTR 0x50535452u       // 'PSTR'
+#define PDTR 0x50445452u       // 'PDTR'
+#define PPBR 0x50504252u       // 'PPBR'
 #define FLT 0x666c7420u        // 'flt '
 #define NOT_PERMITTED 0xe00002e2u // kIOReturnNotPermitted
 #define KEY_MISSING 132        // the SMC's result for a key it has not
@@ -67,24 +69,29 @@ static long index_calls[NCHANS], value_calls[NCHANS];
 // ---- what is its own among fakemac.h's objects
 
 #define FAKE_NAME "fake IOReport"
-#define FAKECF_KINDS CHANNEL, SUBSCRIPTION
-#define FAKECF_KIND_NAMES "an IOReport channel", "an IOReport subscription"
+#define FAKECF_KINDS CHANNEL, SUBSCRIPTION, NUMBER, BOOLEAN
+#define FAKECF_KIND_NAMES "an IOReport channel", "an IOReport subscription", "a CFNumber", "a CFBoolean"
 // mutable: a DICT that is a mutable copy, as IOReport's subscription needs
 // its channels; samples: an ARRAY of a sample's channels, whose reads are
-// counted; index and value: a CHANNEL's.
-#define FAKECF_FIELDS     \
-	int mutable, samples; \
-	int index;            \
-	int64_t value;
+// counted; index and value: a CHANNEL's. A NUMBER is value, or f where
+// is_float; a BOOLEAN is truth.
+#define FAKECF_FIELDS          \
+	int mutable, samples;      \
+	int index;                 \
+	int64_t value;             \
+	double f;                  \
+	int is_float, truth;
 #define FAKECF_ARRAY_READ(a, i)       \
 	do {                          \
 		if ((a)->samples)     \
 			index_calls[i]++; \
 	} while (0)
-// keys: an ENTRY that is AppleSMCKeysEndpoint, which has PSTR.
-#define FAKEIO_FIELDS int keys;
+// keys: an ENTRY that is AppleSMCKeysEndpoint, which has PSTR; battery:
+// an ENTRY that is AppleSmartBattery.
+#define FAKEIO_FIELDS int keys, battery;
 #define FAKEIO_OBJECTS 256
 #define FAKEIO_CLASS "AppleSMC"
+#define FAKEIO_OTHER_CLASS "AppleSmartBattery"
 #include "fakemac.h"
 
 // A CHANNEL holds its group, subgroup, name and unit, in items in this
@@ -107,6 +114,15 @@ static const char *cases[] = {
 	"smc-refuses",   // IOServiceOpen fails
 	"pstr-zero",     // PSTR reads 0 W
 	"no-simple",     // a channel with no simple value (INT64_MIN)
+	// AppleSmartBattery's entry, and the SMC's PDTR and PPBR (battery.c):
+	"battery-ac",          // on AC, not charging; PDTR and PPBR
+	"battery-charging",    // on AC, charging; no PDTR nor PPBR
+	"battery-discharging", // on battery: BatteryPower below 0; PDTR and PPBR
+	"battery-no-telemetry", // a MacBook without PowerTelemetryData; PDTR and PPBR
+	"battery-desktop",     // a desktop's stub: BatteryInstalled false
+	"battery-none",        // no AppleSmartBattery entry at all
+	"battery-odd",         // values of other types than the keys' own
+	"battery-no-properties", // IORegistryEntryCreateCFProperties fails
 };
 static char the_case[64] = "mac";
 static int later;    // the case applies from the second sample on
@@ -235,6 +251,7 @@ int64_t IOReportSimpleGetIntegerValue(const void *ch, int32_t *unused) {
 
 // ---- IOKit, beside fakemac.h's, and the SMC
 
+// keyinfo is a bit for each key whose info a connection asked for.
 static struct {
 	int open, keys, keyinfo;
 } conns[64];
@@ -324,6 +341,24 @@ _Static_assert(offsetof(smc_param, bytes) == 48, "bytes at 48");
 
 static long smc_calls;
 
+// smc_key is key's bit, and its value in w, where this Mac's SMC has it:
+// PSTR always, PDTR and PPBR where the case says; 0 where it has not.
+static int smc_key(uint32_t key, float *w) {
+	int power_keys = is_case("battery-ac") || is_case("battery-discharging") || is_case("battery-no-telemetry");
+	switch (key) {
+	case PSTR:
+		*w = is_case("pstr-zero") ? 0.0f : 42.5f;
+		return 1;
+	case PDTR:
+		*w = is_case("battery-ac") ? 13.5f : is_case("battery-no-telemetry") ? 35.25f : 0.0f;
+		return power_keys ? 2 : 0;
+	case PPBR:
+		*w = is_case("battery-discharging") ? 4.625f : is_case("battery-no-telemetry") ? -1.5f : 0.0f;
+		return power_keys ? 4 : 0;
+	}
+	die("IOConnectCallStructMethod: key %#x, none of PSTR, PDTR and PPBR", key);
+}
+
 int32_t IOConnectCallStructMethod(uint32_t c, uint32_t selector, const void *in, size_t inSize, void *out, size_t *outSize) {
 	int i = connuse(c, __func__);
 	if (selector != 2)
@@ -335,26 +370,25 @@ int32_t IOConnectCallStructMethod(uint32_t c, uint32_t selector, const void *in,
 	smc_param p, r;
 	memcpy(&p, in, sizeof p);
 	memset(&r, 0, sizeof r);
-	if (p.key != PSTR)
-		die("%s: key %#x, not PSTR (0x50535452)", __func__, p.key);
+	float w;
+	int bit = smc_key(p.key, &w);
 	smc_calls++;
 	switch (p.data8) {
 	case 9: // key info
-		if (!conns[i].keys) {
+		if (!conns[i].keys || bit == 0) {
 			r.result = KEY_MISSING;
 			break;
 		}
 		r.keyinfo.data_size = 4;
 		r.keyinfo.data_type = FLT;
 		r.keyinfo.data_attributes = 0xd0;
-		conns[i].keyinfo = 1;
+		conns[i].keyinfo |= bit;
 		break;
 	case 5: { // read bytes
-		if (!conns[i].keyinfo)
-			die("%s: PSTR read (command 5) before its key info (command 9)", __func__);
+		if (!(conns[i].keyinfo & bit))
+			die("%s: key %#x read (command 5) before its key info (command 9)", __func__, p.key);
 		if (p.keyinfo.data_size != 4 || p.keyinfo.data_type != FLT)
-			die("%s: read of PSTR as %u bytes of type %#x, not the 4 of 'flt ' that key info gave", __func__, p.keyinfo.data_size, p.keyinfo.data_type);
-		float w = is_case("pstr-zero") ? 0.0f : 42.5f;
+			die("%s: read of %#x as %u bytes of type %#x, not the 4 of 'flt ' that key info gave", __func__, p.key, p.keyinfo.data_size, p.keyinfo.data_type);
 		memcpy(r.bytes, &w, sizeof w); // little-endian, as on Apple Silicon
 		break;
 	}
@@ -365,6 +399,8 @@ int32_t IOConnectCallStructMethod(uint32_t c, uint32_t selector, const void *in,
 	*outSize = sizeof r;
 	return 0;
 }
+
+#include "battery.c"
 
 // ---- for the tests
 
