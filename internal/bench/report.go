@@ -164,7 +164,7 @@ func NewBaseline(before, between, after []IdleSpan) *Baseline {
 		b.DurationSeconds += wire.Num(w.Seconds)
 	}
 	b.PowerWatts, b.StandardErrorWatts, b.SystemPowerWatts = wire.Num(m), num(se), systemPower(ws)
-	b.Wall = newIdleWall(slices.Concat(before, between, after))
+	b.Wall = NewIdleWall(slices.Concat(before, between, after))
 	return b
 }
 

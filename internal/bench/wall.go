@@ -120,9 +120,9 @@ type IdleWall struct {
 	StandardErrorWatts *wire.Num `json:"standard_error_watts"`
 }
 
-// newIdleWall is the idle wall power of the pieces; nil unless every
+// NewIdleWall is the idle wall power of the pieces; nil unless every
 // piece was measured at the wall.
-func newIdleWall(spans []IdleSpan) *IdleWall {
+func NewIdleWall(spans []IdleSpan) *IdleWall {
 	var joules, unc, secs float64
 	var v, w []float64
 	for _, s := range spans {
