@@ -51,7 +51,7 @@ func (t *Text) Summary(rep *Report) error {
 			line += fmt.Sprintf(", the whole Mac's %s", watts(float64(*b.SystemPowerWatts), b.SystemStandardErrorWatts))
 		}
 		if w := b.Wall; w != nil {
-			line += fmt.Sprintf(", at the wall %s ± %s by the plug", watts(float64(w.PowerWatts), w.StandardErrorWatts), output.Watts(float64(w.UncertaintyWatts)))
+			line += fmt.Sprintf(", at the wall %s (± %s by the plug's readings)", watts(float64(w.PowerWatts), w.StandardErrorWatts), output.Watts(float64(w.UncertaintyWatts)))
 		}
 		t.write(line + fmt.Sprintf(" over %s\n\n", output.Seconds(float64(b.DurationSeconds))))
 		for i, r := range rep.Results {
