@@ -27,6 +27,7 @@ type benchOptions struct {
 	bench.Options
 	nodes     nodeOptions
 	attribute bool
+	wall      wallOptions
 	others    int // the processes that share a run's coalition besides it: set by meter
 }
 
@@ -108,6 +109,7 @@ func (o *benchOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.ExportAsciiDoc, "export-asciidoc", "", "write an AsciiDoc table to `FILE` (- is stdout)")
 	f.StringVar(&o.ExportOrgMode, "export-orgmode", "", "write an Emacs Org mode table to `FILE` (- is stdout)")
 	o.nodes.addFlags(c)
+	o.wall.addFlags(c)
 	f.VarP(&o.Params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated, \\, for a comma in one), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
 	f.VarP(&o.Scan, "parameter-scan", "P", "measure each command once per number from MIN to MAX, `NAME MIN MAX`, with each {NAME} replaced")
 	f.StringVarP(&o.Step, "parameter-step-size", "D", "", "-P's step, `DELTA` (default 1; needed for decimals)")
@@ -152,6 +154,9 @@ func (o *benchOptions) validate() error {
 	if o.attribute && o.nodes.Given() {
 		return cli.Fail(attrib.ErrNodes)
 	}
+	if o.wall.url != "" && o.nodes.Given() {
+		return cli.Fail(errors.New("--wall reads this Mac's plug: not with --node yet"), "measure the wall of one Mac at a time, without --node")
+	}
 	return o.commonOptions.validate()
 }
 
@@ -178,9 +183,21 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 		return err
 	}
 	defer tree.Close()
+	// The plug is read before anything runs: one that cannot be read
+	// stops the bench then, as it stops exopower run.
+	plug, err := o.wall.start(ctx, s, id)
+	if err != nil {
+		return err
+	}
+	defer plug.Close()
 	meter, err := o.meter(ctx, s)
 	if err != nil {
 		return err
+	}
+	var atWall *bench.WallMeter
+	if plug != nil {
+		atWall = bench.NewWallMeter(meter, plug)
+		meter = atWall
 	}
 	if tree != nil {
 		cfg.Processes, cfg.Others = tree.Kernel, o.others
@@ -193,6 +210,9 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	}
 	r := bench.NewRunner(cfg, meter)
 	rep := r.Measure(ctx)
+	if atWall != nil {
+		rep.Wall = atWall.Source()
+	}
 	if err := o.Deliver(s, rep, id, text); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ type llmOptions struct {
 	commonOptions
 	llm.Flags
 	nodes nodeOptions
+	wall  wallOptions
 }
 
 func newLLMCmd(s *cli.Streams) *cobra.Command {
@@ -76,6 +77,7 @@ no redirect is followed.`,
 	f.StringVar(&o.ExportMarkdown, "export-markdown", "", "write a Markdown table to `FILE` (- is stdout)")
 	f.StringVar(&o.Plot, "plot", "", "draw the power over time with each request's prefill and decode to `FILE` (.svg or .png)")
 	o.nodes.addFlags(c)
+	o.wall.addFlags(c)
 	return c
 }
 
@@ -87,11 +89,28 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string) e
 	if err := o.commonOptions.validate(); err != nil {
 		return err
 	}
+	if o.wall.url != "" && o.nodes.Given() {
+		return cli.Fail(errors.New("--wall reads this Mac's plug: not with --node yet"), "measure the wall of one Mac at a time, without --node")
+	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {
 		return err
 	}
-	return llm.Run(ctx, s, &o.Flags, id, rawURL, func(ctx context.Context) (*llm.Meter, error) { return o.meter(ctx, s) })
+	// The plug is read before anything is sent to the server (the check
+	// of its route included): one that cannot be read stops llm then.
+	plug, err := o.wall.start(ctx, s, id)
+	if err != nil {
+		return err
+	}
+	defer plug.Close()
+	return llm.Run(ctx, s, &o.Flags, id, rawURL, func(ctx context.Context) (*llm.Meter, error) {
+		m, err := o.meter(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		m.AtWall(plug)
+		return m, nil
+	})
 }
 
 // meter starts this Mac's stream, or reaches the nodes of --node.

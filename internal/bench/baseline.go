@@ -11,6 +11,8 @@ type IdleSpan struct {
 	Start time.Time
 	Window
 	Windows int
+	// Wall is the piece at the wall (--wall); nil without.
+	Wall *WallPiece
 }
 
 // MinIdlePiece is the shortest piece the idle Mac is measured in: long

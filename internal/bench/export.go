@@ -31,7 +31,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		"net_energy_mean", "net_energy_stddev", "net_energy_uncertainty", "power_mean", "power_stddev",
 		"duration_mean", "duration_stddev", "relative_energy", "relative_energy_stddev", "runs",
 		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units",
-		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev")
+		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev",
+		"wall_energy_mean", "wall_energy_stddev", "wall_energy_uncertainty", "net_wall_energy_mean", "net_wall_energy_stddev",
+		"net_wall_energy_uncertainty", "wall_energy_per_unit_mean", "wall_energy_per_unit_stddev", "wall_method")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	for _, r := range rep.Results {
@@ -50,10 +52,28 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, unitsMissing(rep, r))
 		row = append(row, spreadFields(r.SystemEnergyJoules, false)...)
 		row = append(row, spreadFields(r.NetSystemEnergyJoules, false)...)
+		row = append(row, wallFields(r.Wall)...)
 		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// wallColumnCount is how many columns the wall has in the CSV: the
+// last.
+const wallColumnCount = 9
+
+// wallFields are a command's columns at the wall, empty without --wall.
+func wallFields(w *ResultWall) []string {
+	if w == nil {
+		return make([]string, wallColumnCount)
+	}
+	f := spreadFields(w.EnergyJoules, false)
+	f = append(f, field(&w.UncertaintyJoules))
+	f = append(f, spreadFields(w.NetEnergyJoules, false)...)
+	f = append(f, field(w.NetEnergyUncertaintyJoules))
+	f = append(f, spreadFields(w.EnergyPerUnitJoules, false)...)
+	return append(f, w.Method)
 }
 
 // unitsMissing is the count of runs without units, empty without units.
@@ -162,7 +182,11 @@ func writeTable(w io.Writer, rep *Report, m markup) error {
 	unit := timeUnit(rep)
 	net := rep.Baseline != nil && slices.ContainsFunc(rep.Results, func(r Result) bool { return r.NetEnergyJoules != nil })
 	system := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.SystemEnergyJoules != nil })
-	head := []string{"Command", "Mean [" + unit.short + "]", "Min [" + unit.short + "]", "Max [" + unit.short + "]", "Relative", "Energy [J]"}
+	head := []string{"Command", "Mean [" + unit.short + "]", "Min [" + unit.short + "]", "Max [" + unit.short + "]", "Relative"}
+	// The wall leads where a plug read it, as in the text.
+	atWall := wallColumns(rep)
+	head = append(head, atWall.head()...)
+	head = append(head, "Energy [J]")
 	if net {
 		head = append(head, "Net energy [J]")
 	}
@@ -181,7 +205,9 @@ func writeTable(w io.Writer, rep *Report, m markup) error {
 	for _, i := range rep.tableOrder() {
 		r := rep.Results[i]
 		cells := []string{m.command(strings.ReplaceAll(r.Label(), "|", `\|`)), unit.meanSD(r.Mean, r.Stddev), unit.format(r.Min), unit.format(r.Max),
-			relativeTime(rep, fastest, i), meanSD(r.EnergyJoules, 3)}
+			relativeTime(rep, fastest, i)}
+		cells = append(cells, atWall.cells(r)...)
+		cells = append(cells, meanSD(r.EnergyJoules, 3))
 		if net {
 			cells = append(cells, meanSD(r.NetEnergyJoules, 3))
 		}
@@ -307,4 +333,54 @@ func meanSD(s *Spread, prec int) string {
 		return strconv.FormatFloat(float64(s.Mean), 'f', prec, 64)
 	}
 	return fmt.Sprintf("%.*f ± %.*f", prec, float64(s.Mean), prec, float64(*s.Stddev))
+}
+
+// wallTable is which of the wall's columns a table has.
+type wallTable struct{ wall, net, unit bool }
+
+func wallColumns(rep *Report) wallTable {
+	var t wallTable
+	for _, r := range rep.Results {
+		if w := r.Wall; w != nil {
+			t.wall, t.net, t.unit = true, t.net || w.NetEnergyJoules != nil, t.unit || w.EnergyPerUnitJoules != nil
+		}
+	}
+	return t
+}
+
+func (t wallTable) head() []string {
+	var h []string
+	if t.wall {
+		h = append(h, "Wall energy [J]", "Wall ± [J]")
+	}
+	if t.net {
+		h = append(h, "Net wall energy [J]")
+	}
+	if t.unit {
+		h = append(h, "Wall energy per unit [J]")
+	}
+	return h
+}
+
+// cells are r's cells at the wall: the mean ± σ over the runs, and the
+// plug's uncertainty apart, which more runs do not shrink.
+func (t wallTable) cells(r Result) []string {
+	w := r.Wall
+	if w == nil {
+		w = &ResultWall{}
+	}
+	var c []string
+	if t.wall {
+		c = append(c, meanSD(w.EnergyJoules, 3), "")
+		if r.Wall != nil {
+			c[1] = fmt.Sprintf("%.3f", float64(w.UncertaintyJoules))
+		}
+	}
+	if t.net {
+		c = append(c, meanSD(w.NetEnergyJoules, 3))
+	}
+	if t.unit {
+		c = append(c, meanSD(w.EnergyPerUnitJoules, 6))
+	}
+	return c
 }

@@ -33,6 +33,9 @@ type Report struct {
 	Unit     *string  `json:"unit"`
 	Results  []Result `json:"results"`
 	Warnings []string `json:"warnings"`
+	// Wall is the plug that measured the runs at the wall (--wall);
+	// null without.
+	Wall *ReportWall `json:"wall"`
 
 	// TimeUnit is the unit of the times that the text and the tables
 	// show (-u/--time-unit): TimeSecond, TimeMillisecond or
@@ -82,6 +85,9 @@ type Baseline struct {
 	Between *Idle `json:"between"`
 	// After is null when the bench was cut short before it.
 	After *Idle `json:"after"`
+	// Wall is the idle power at the wall, from every idle piece
+	// (--wall); null without.
+	Wall *IdleWall `json:"wall"`
 }
 
 // Idle is one span of the idle Mac, measured in pieces back to back.
@@ -158,6 +164,7 @@ func NewBaseline(before, between, after []IdleSpan) *Baseline {
 		b.DurationSeconds += wire.Num(w.Seconds)
 	}
 	b.PowerWatts, b.StandardErrorWatts, b.SystemPowerWatts = wire.Num(m), num(se), systemPower(ws)
+	b.Wall = NewIdleWall(slices.Concat(before, between, after))
 	return b
 }
 

@@ -67,6 +67,9 @@ type Result struct {
 	// energy (--attribute: attribution.energy_joules.command of each
 	// run); absent without.
 	CommandEnergyJoules *Spread `json:"command_energy_joules,omitempty"`
+	// Wall is the runs' energy at the wall (--wall); null without, or
+	// where a run was not measured there.
+	Wall *ResultWall `json:"wall"`
 
 	unit  string // the unit of work's name, for the text
 	label string // Job.Label: the name the text and the tables show
@@ -120,6 +123,8 @@ type Run struct {
 	// Attribution is the run's own processes' energy (--attribute),
 	// as run --attribute gives it; absent without.
 	Attribution *wire.Attribution `json:"attribution,omitempty"`
+	// Wall is the run's energy at the wall (--wall); null without.
+	Wall *RunWall `json:"wall"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -239,6 +244,7 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 		r.unit = *unit
 		r.perUnit(*unit)
 	}
+	r.finishWall(b, unit)
 }
 
 // commandEnergy is the statistics of the runs' own processes' energy,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -76,11 +77,18 @@ func (t *Text) Summary(rep *Report) error {
 	}
 	var b strings.Builder
 	st := t.Styles
+	if w := rep.Wall; w != nil {
+		fmt.Fprintf(&b, "%s %s\n\n", st.Render(st.Title, "At the wall:"), wallSourceText(w.Source))
+	}
 	if bl := rep.Baseline; bl != nil {
 		fmt.Fprintf(&b, "%s %s\n", st.Render(st.Title, "Idle baseline:"), idleText(float64(bl.PowerWatts), bl.StandardErrorWatts))
 		fmt.Fprintf(&b, "  %s\n", spansText(bl))
 		if sys := bl.SystemPowerWatts; sys != nil {
 			fmt.Fprintf(&b, "  the whole Mac idle: %s (what net system is net of)\n", output.Watts(float64(*sys)))
+		}
+		if w := bl.Wall; w != nil {
+			fmt.Fprintf(&b, "  at the wall: %s ± %s by the plug's readings%s over %s (what net at the wall is net of)\n", output.Watts(float64(w.PowerWatts)),
+				output.Watts(float64(w.UncertaintyWatts)), seText(w.StandardErrorWatts), output.Seconds(float64(w.DurationSeconds)))
 		}
 		t.writeNet(&b, rep)
 		b.WriteString("\n")
@@ -179,6 +187,12 @@ func (t *Text) block(i int, r Result) string {
 		}
 	}
 	runs := output.Count(len(r.Runs), "run")
+	if w := r.Wall; w != nil {
+		// The wall leads where a plug reads it: it is what was paid
+		// for, as exopower run's summary leads with it.
+		row("Wall energy", w.EnergyJoules, output.Joules, wallAfter(w))
+		ranged(w.EnergyJoules, output.Joules, "")
+	}
 	if r.SystemEnergyJoules != nil {
 		// The whole Mac's leads where it is known: it is what the Mac drew.
 		row("System energy", r.SystemEnergyJoules, output.Joules, "")
@@ -200,6 +214,9 @@ func (t *Text) block(i int, r Result) string {
 		name := cmp.Or(r.unit, "unit")
 		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
+		if w := r.Wall; w != nil {
+			row("Wall energy per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
+		}
 	}
 	t.writeLines(&b, lines)
 	return b.String()
@@ -283,6 +300,11 @@ func (t *Text) writeNet(b *strings.Builder, rep *Report) {
 		line := joulesMeanSD(n)
 		if u := r.NetEnergyUncertaintyJoules; u != nil {
 			line += fmt.Sprintf("   (± %s from the baseline)", output.Joules(float64(*u)))
+		}
+		if w := r.Wall; w != nil && w.NetEnergyJoules != nil {
+			// The wall leads, as in the blocks.
+			line = fmt.Sprintf("at the wall %s   (± %s from the plug and the baseline);  SoC %s", joulesMeanSD(w.NetEnergyJoules),
+				output.Joules(float64(w.UncertaintyJoules)+val(w.NetEnergyUncertaintyJoules)), line)
 		}
 		if s := r.NetSystemEnergyJoules; s != nil {
 			line += ";  net system " + joulesMeanSD(s)
@@ -370,4 +392,43 @@ func (t *Text) writeRelativeTable(b *strings.Builder, rep *Report) {
 		return
 	}
 	fmt.Fprintf(b, "%s\n%s\n", st.Render(st.Title, "Relative energy comparison"), strings.Join(lines, "\n"))
+}
+
+// wallAfter says how a command's wall energy was had, after its line:
+// the plug's uncertainty, which more runs do not shrink, and the method.
+func wallAfter(w *ResultWall) string {
+	how := "energy counter and power readings"
+	switch w.Method {
+	case wall.MethodCounter:
+		how = "energy counter"
+	case wall.MethodPower:
+		how = "power readings"
+	}
+	text := fmt.Sprintf("[± %s by the plug's %s", output.Joules(float64(w.UncertaintyJoules)), how)
+	if !w.Resolved {
+		text += "; not resolved: see the warnings"
+	}
+	return text + "]"
+}
+
+// seText is " ± SE from the spread" of the idle pieces at the wall, ""
+// without one.
+func seText(se *wire.Num) string {
+	if se == nil {
+		return ""
+	}
+	return fmt.Sprintf(" ± %s from the spread", output.Watts(float64(*se)))
+}
+
+// wallSourceText names the plug of --wall and how it was read.
+func wallSourceText(s wire.WallSource) string {
+	plug := s.Kind
+	if s.Model != "" {
+		plug = s.Model + " (" + s.Kind + ")"
+	}
+	text := fmt.Sprintf("%s at %s, read every %s and at each run's edges", plug, s.Address, output.Seconds(float64(s.IntervalSeconds)))
+	if r := s.CounterResolutionJoules; r != nil {
+		text += fmt.Sprintf(", its counter in counts of %s", output.Joules(float64(*r)))
+	}
+	return text + "; the Mac and whatever else is on the plug"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,8 @@ var settingColumns = []string{"model", "concurrency", "requests", "failed", "att
 	"avg_power_watts", "system_joules_per_output_token", "system_net_joules_per_output_token", "system_joules_per_prompt_token",
 	"system_net_joules_per_prompt_token", "system_joules_per_request", "time_to_first_token_seconds", "time_to_first_token_seconds_stddev",
 	"output_tokens_per_second", "output_tokens_per_second_stddev", "run_energy_joules", "run_net_energy_joules", "run_joules_per_output_token", "run_net_joules_per_output_token",
-	"run_completion_tokens", "run_seconds"}
+	"run_completion_tokens", "run_seconds", "wall_energy_joules", "wall_uncertainty_joules", "wall_method", "wall_joules_per_output_token",
+	"wall_net_energy_joules", "wall_net_joules_per_output_token"}
 
 // WriteCSV writes a row per setting.
 func WriteCSV(w io.Writer, rep *Report) error {
@@ -64,7 +66,18 @@ func settingRow(r Result) []string {
 	} else {
 		row = append(row, "", "", "", "", "", "")
 	}
-	return row
+	return append(row, wallCells(r)...)
+}
+
+// wallCells are the run's columns at the wall, empty without --wall.
+func wallCells(r Result) []string {
+	run := r.Run
+	if run == nil || run.Summary == nil || run.Summary.Wall == nil || run.Wall == nil {
+		return make([]string, 6)
+	}
+	w := run.Summary.Wall
+	return []string{cell(&w.EnergyJoules), cell(&w.UncertaintyJoules), w.Method, cell(run.Wall.JoulesPerOutputToken),
+		cell(run.Wall.NetEnergyJoules), cell(run.Wall.NetJoulesPerOutputToken)}
 }
 
 func cell(n *wire.Num) string {
@@ -127,13 +140,19 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	if net {
 		kind = "net of idle"
 	}
+	atWall := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Run != nil && r.Run.Wall != nil })
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Whole run mJ/output token (%s, exact) |\n", kind, kind, kind, kind)
-	b.WriteString("|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Whole run mJ/output token (%s, exact) |", kind, kind, kind, kind)
+	rule := "|:---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	if atWall {
+		fmt.Fprintf(&b, " Whole run at the wall mJ/output token (%s) |", kind)
+		rule += "---:|"
+	}
+	b.WriteString("\n" + rule + "\n")
 	for _, r := range rep.Results {
 		f := r.Figures
 		if f == nil || f.SoC == nil {
-			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |\n", r.Model, r.Concurrency)
+			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |%s\n", r.Model, r.Concurrency, map[bool]string{true: " |"}[atWall])
 			continue
 		}
 		out, prompt, req := f.SoC.JoulesPerOutputToken, f.SoC.JoulesPerPromptToken, f.SoC.JoulesPerRequest
@@ -146,8 +165,12 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		} else if r.Run != nil {
 			runJ = format(scaled(r.Run.JoulesPerOutputToken, 1000))
 		}
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.Model, r.Concurrency, f.Requests,
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s | %s | %s |", r.Model, r.Concurrency, f.Requests,
 			mdSpread(milli(out)), mdSpread(milli(prompt)), mdSpread(req), mdSpread(f.TimeToFirstTokenSeconds), mdSpread(f.OutputTokensPerSecond), runJ)
+		if atWall {
+			b.WriteString(" " + wallCell(r, net) + " |")
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -187,4 +210,28 @@ func scaled(n *wire.Num, k float64) *wire.Num {
 	}
 	x := *n * wire.Num(k)
 	return &x
+}
+
+// wallCell is the run's mJ per output token at the wall, ± the plug's
+// uncertainty, gross or net.
+func wallCell(r Result, net bool) string {
+	if r.Run == nil || r.Run.Wall == nil {
+		return ""
+	}
+	w := r.Run.Wall
+	per, u := w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken
+	if net {
+		per = w.NetJoulesPerOutputToken
+		if per != nil && w.NetEnergyUncertaintyJoules != nil && r.Run.CompletionTokens > 0 {
+			u = num(float64(*w.NetEnergyUncertaintyJoules) / float64(r.Run.CompletionTokens))
+		}
+	}
+	if per == nil {
+		return ""
+	}
+	text := format(scaled(per, 1000))
+	if u != nil {
+		text += " ± " + format(scaled(u, 1000))
+	}
+	return text
 }

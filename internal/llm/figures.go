@@ -288,6 +288,7 @@ func (res *Result) runTotals(b *Baseline) {
 	if n > 0 && secs > 0 {
 		run.OutputTokensPerSecond = num(n / secs)
 	}
+	run.Wall = res.runWall(b)
 }
 
 // doubts are the warnings about a setting's figures.
@@ -380,6 +381,9 @@ func (res *Result) runDoubts() []string {
 	run.Exact = run.Summary.Coverage >= 0.99
 	for _, n := range run.Summary.Nodes {
 		run.Exact = run.Exact && !n.Lost
+	}
+	if sw := run.Summary.Wall; sw != nil {
+		w = append(w, wallDoubts(sw, float64(run.Summary.DurationSeconds))...)
 	}
 	if !run.Exact {
 		w = append(w, "the run's energy is not all measured (a node was lost or its windows did not cover the stretch): its J per output token is short by what was not")

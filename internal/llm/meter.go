@@ -7,6 +7,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -26,6 +27,8 @@ type Meter struct {
 	wg        sync.WaitGroup
 	mu        sync.Mutex
 	notes     []string
+	// plug is the plug of --wall; nil without.
+	plug *wall.Session
 }
 
 // NewMeter measures over members, streams sampled every interval;
@@ -113,10 +116,12 @@ func (m *Meter) end(ctx context.Context, start, at time.Time) *wire.Summary {
 	}
 	m.settle(ctx, at)
 	// This Mac alone is summed as itself, as exopower run reports it.
-	if len(nodes) == 1 && nodes[0].URL == cluster.Local && len(m.skipped) == 0 {
-		return nodes[0].Summary
+	sum := nodes[0].Summary
+	if len(nodes) != 1 || nodes[0].URL != cluster.Local || len(m.skipped) != 0 {
+		sum = cluster.Total(nodes, m.skipped, start, at.Sub(start))
 	}
-	return cluster.Total(nodes, m.skipped, start, at.Sub(start))
+	m.addWall(ctx, sum, start, at)
+	return sum
 }
 
 // settle waits until every node's windows reach at, or a node's window
@@ -137,6 +142,7 @@ func (m *Meter) Close() []string {
 	}
 	m.wg.Wait()
 	cluster.CloseAll(m.members)
+	m.plug.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.notes

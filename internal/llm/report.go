@@ -61,6 +61,9 @@ type Baseline struct {
 	SystemStandardErrorWatts *wire.Num `json:"system_standard_error_watts"`
 	// Nodes are each node's, with several nodes.
 	Nodes []NodeBaseline `json:"nodes,omitempty"`
+	// Wall is the idle power at the wall (--wall), from the idle spans;
+	// null without.
+	Wall *bench.IdleWall `json:"wall"`
 }
 
 // NodeBaseline is one node's idle power.
@@ -184,6 +187,9 @@ type RunTotals struct {
 	SystemJoulesPerOutputToken    *wire.Num `json:"system_joules_per_output_token"`
 	NetSystemJoulesPerOutputToken *wire.Num `json:"net_system_joules_per_output_token"`
 	OutputTokensPerSecond         *wire.Num `json:"output_tokens_per_second"`
+	// Wall is the run's figures at the wall (--wall; its energy is
+	// Summary's wall); null without.
+	Wall *RunWall `json:"wall"`
 }
 
 func newRunTotals(sum *wire.Summary) *RunTotals { return &RunTotals{Summary: sum} }

@@ -124,6 +124,9 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 	r.cfg.Progress.Clear()
 	rep.Complete = work.Err() == nil
 	rep.Baseline = newBaseline(r.meter.timelines, idle)
+	if rep.Baseline != nil {
+		rep.Baseline.Wall = r.meter.wallIdle(idle)
+	}
 	if d, ok := drift(r.meter.timelines, idle); ok {
 		rep.Warnings = append(rep.Warnings, d)
 	}
@@ -152,6 +155,7 @@ type span struct{ from, to time.Time }
 // signal.
 func (r *Runner) idle(ctx context.Context) span {
 	r.cfg.Progress.Idle(r.cfg.Baseline)
+	r.meter.mark()
 	from := time.Now()
 	t := time.NewTimer(r.cfg.Baseline)
 	defer t.Stop()
@@ -180,6 +184,7 @@ func (r *Runner) setting(ctx context.Context, s Setting) Result {
 	if ctx.Err() != nil {
 		return res
 	}
+	r.meter.mark()
 	start := time.Now()
 	if err := r.meter.begin(ctx); err != nil {
 		res.Warnings = append(res.Warnings, "not measured: "+err.Error())

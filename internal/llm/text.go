@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -48,6 +49,9 @@ func (t *Text) Summary(rep *Report) error {
 		line := fmt.Sprintf("%s %s", st.Render(st.Label, "Idle power (baseline):"), st.Render(st.Value, watts(float64(b.PowerWatts), b.StandardErrorWatts)))
 		if b.SystemPowerWatts != nil {
 			line += fmt.Sprintf(", the whole Mac's %s", watts(float64(*b.SystemPowerWatts), b.SystemStandardErrorWatts))
+		}
+		if w := b.Wall; w != nil {
+			line += fmt.Sprintf(", at the wall %s (± %s by the plug's readings)", watts(float64(w.PowerWatts), w.StandardErrorWatts), output.Watts(float64(w.UncertaintyWatts)))
 		}
 		t.write(line + fmt.Sprintf(" over %s\n\n", output.Seconds(float64(b.DurationSeconds))))
 		for i, r := range rep.Results {
@@ -112,6 +116,10 @@ func (t *Text) block(i int, r Result, net bool) string {
 		return b.String()
 	}
 	var rows []row
+	if w, ok := wallRow(r, net); ok {
+		// The wall leads where a plug reads it: it is what was paid for.
+		rows = append(rows, w)
+	}
 	if f.System != nil {
 		rows = append(rows, scopeRows("System ", f.System, net)...)
 	}
@@ -238,3 +246,30 @@ func perTokenIn(mean float64) func(float64) string {
 }
 
 func tokens(x float64) string { return fmt.Sprintf("%.4g", x) }
+
+// wallRow is the whole run's figure at the wall, gross or net, with how
+// the plug had it; ok is false without --wall, or without a net figure
+// when net.
+func wallRow(r Result, net bool) (row, bool) {
+	run := r.Run
+	if run == nil || run.Summary == nil || run.Summary.Wall == nil || run.Wall == nil {
+		return row{}, false
+	}
+	w, rw := run.Summary.Wall, run.Wall
+	e, u, per, what := float64(w.EnergyJoules), float64(w.UncertaintyJoules), rw.JoulesPerOutputToken, "energy"
+	if net {
+		if rw.NetEnergyJoules == nil {
+			return row{}, false
+		}
+		e, u, per, what = float64(*rw.NetEnergyJoules), val(rw.NetEnergyUncertaintyJoules), rw.NetJoulesPerOutputToken, "net energy"
+	}
+	how := "power readings"
+	if w.Method == wall.MethodCounter {
+		how = "energy counter"
+	}
+	after := fmt.Sprintf("(whole run, %s %s ± %s by the plug's %s, %s", what, output.Joules(e), output.Joules(u), how, w.Source.Address)
+	if !rw.Resolved {
+		after += "; not resolved: see the warnings"
+	}
+	return row{"At the wall:", fmt.Sprintf("%s per output token", perToken(val(per))), after + ")"}, true
+}

@@ -44,6 +44,12 @@ const minCounts = 10
 // be taken as stalled: its readings are stale, not measurements.
 const stallPolls = 5
 
+// stallSpan is how long those readings must span too: a plug refreshes
+// its readings about once a second, and a bench that reads it at each
+// run's start and end asks it several times within one refresh, each
+// answer rightly the same.
+const stallSpan = (stallPolls - 1) * DefaultInterval
+
 // Energy is the plug's energy over [from, to] on the meter's clock: from
 // the counter where the span holds at least minCounts of it and two
 // polls (the differences of the counter between polls, the edges before
@@ -170,7 +176,7 @@ func (c *calc) findStalls(polls []poll) {
 		}
 		r := polls[i].r
 		moved := !r.HasCounter || r.Power*polls[j].at.Sub(polls[i].at).Seconds() >= 2*c.res
-		if !c.judgesStale && j-i+1 >= stallPolls && r.HasPower && r.Power > 0 && moved {
+		if !c.judgesStale && j-i+1 >= stallPolls && polls[j].at.Sub(polls[i].at) >= stallSpan && r.HasPower && r.Power > 0 && moved {
 			// When the readings froze between the poll before the run
 			// and its first is not known: the first is a copy too.
 			if n := len(c.points); n > 0 {

@@ -138,3 +138,30 @@ func TestTheTotalFollowsThePowerBetweenCountsAndTheCounterOverAnHour(t *testing.
 		t.Errorf("after an hour: %.0f J, more than a count from the counter's %.0f J", prev, counter)
 	}
 }
+
+// steadyPlug is a plug of power readings alone, at a steady 40 W.
+type steadyPlug struct{}
+
+func (steadyPlug) Info() wall.Info {
+	return wall.Info{Kind: wall.KindHomeAssistant, HasPower: true}
+}
+func (steadyPlug) Read(context.Context) (wall.Reading, error) {
+	return wall.Reading{Power: 40, HasPower: true}, nil
+}
+func (steadyPlug) Close() error { return nil }
+
+// A plug asked several times within one of its refreshes (a bench reads
+// it at each short run's start and end) rightly gives the same answer:
+// that is no stall, and the span is covered.
+func TestReadingsAlikeWithinASecondAreNoStall(t *testing.T) {
+	clk := newClock()
+	m := wall.NewMeter(steadyPlug{}, time.Second, clk.Now)
+	from := clk.Now()
+	for range 8 {
+		m.Poll(context.Background())
+		clk.Add(100 * time.Millisecond)
+	}
+	if s := m.Energy(from, from.Add(700*time.Millisecond)); s.Coverage != 1 || len(s.Warnings) != 0 || math.Abs(s.Joules-28) > 1e-9 {
+		t.Errorf("span = %+v, want 28 J, covered, without a stall", s)
+	}
+}

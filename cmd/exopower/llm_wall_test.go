@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exopower/exopower/internal/fakellm"
+	"github.com/exopower/exopower/internal/fakeplug"
+	"github.com/exopower/exopower/internal/llm"
+	"github.com/exopower/exopower/internal/output"
+)
+
+// A setting's run at the wall is the plug's energy over the run's span,
+// within its uncertainty of the exact integral of the plug's square
+// wave, over its output tokens; the idle power at the wall comes from
+// the baseline's spans and the net is the run's less it. The text leads
+// with the wall, and the exports have it.
+func TestLLMMeasuresTheRunAtTheWall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+		cfg.Period, cfg.Prefill, cfg.Decode = 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond
+	})
+	f, plugURL := plug(t, fakeplug.ShellyGen1, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(30) })
+	csv := dir + "/set.csv"
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "4", "-w", "0", "--baseline", "300ms", "--wall", plugURL, "--export-csv", csv, url)
+	if code != 0 || rep == nil || len(rep.Results) != 1 || rep.Results[0].Run == nil {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	run := rep.Results[0].Run
+	w, rw := run.Summary.Wall, run.Wall
+	if w == nil || rw == nil || rep.Baseline == nil || rep.Baseline.Wall == nil {
+		t.Fatalf("no wall: %+v, %+v, baseline %+v", w, rw, rep.Baseline)
+	}
+	from, to := spanOf(t, run.Summary.StartedAt, float64(run.Summary.DurationSeconds))
+	truth := f.Energy(from, to)
+	withinJoules(t, "the run at the wall", float64(w.EnergyJoules), truth, float64(w.UncertaintyJoules)+0.01*truth)
+	if w.Source.Kind != string(fakeplug.ShellyGen1) || run.CompletionTokens == 0 || rw.JoulesPerOutputToken == nil || rw.NetJoulesPerOutputToken == nil {
+		t.Fatalf("wall %+v, %+v", w, rw)
+	}
+	n := float64(run.CompletionTokens)
+	withinJoules(t, "J per output token at the wall", float64(*rw.JoulesPerOutputToken), truth/n, float64(w.UncertaintyJoules)/n+0.01*truth/n)
+	withinJoules(t, "the idle power at the wall", float64(rep.Baseline.Wall.PowerWatts), 30, 0.3)
+	withinJoules(t, "the net energy at the wall", float64(*rw.NetEnergyJoules), 0, 0.02*truth)
+	var text strings.Builder
+	llm.WriteText(&text, rep, &output.Styles{Plain: true})
+	if _, block, _ := strings.Cut(text.String(), "Benchmark 1: "); !strings.HasPrefix(block[strings.Index(block, "\n")+1:], "  At the wall:") {
+		t.Errorf("the text does not lead with the wall:\n%s", text.String())
+	}
+	head, row, _ := strings.Cut(readFile(t, csv), "\n")
+	if !strings.Contains(head, ",wall_energy_joules,") || !strings.Contains(row, ",power,") && !strings.Contains(row, ",counter,") {
+		t.Errorf("the CSV has no wall:\n%s\n%s", head, row)
+	}
+}
+
+// --wall with --node is refused, and a plug that cannot be read stops
+// llm before any request is sent.
+func TestLLMRefusesAWallItCannotRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, url, cfg := modelServer(t, dir, nil)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no plug there", []string{"--wall", "shelly://127.0.0.1:1"}, "reachable"},
+		{"with --node", []string{"--wall", "shelly://127.0.0.1:1", "--node", "http://127.0.0.1:1"}, "not with --node"},
+	} {
+		rep, stderr, code := llmJSON(t, cfg.Overrides, nil, append(c.args, "-r", "1", "-w", "0", "--baseline", "0", url)...)
+		if code != 125 || rep != nil || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: status %d, stderr %s", c.name, code, stderr)
+		}
+	}
+	for _, q := range srv.Requests() {
+		if strings.Contains(q.Path, "completions") {
+			t.Errorf("a request sent past a plug that could not be read: %+v", q)
+		}
+	}
+}
