@@ -52,7 +52,7 @@ func TestTheAdapterIsDescribed(t *testing.T) {
 // a Mac plain doctor looks at the adapter for information.
 func TestTheAdapterCheck(t *testing.T) {
 	if runtime.GOOS != "darwin" {
-		c := checkWall(context.Background(), Wall{Target: wall.Target{Scheme: wall.KindAdapter}}, wall.MinInterval)
+		c := checkWall(context.Background(), Wall{Target: wall.Target{Scheme: wall.KindAdapter}}, wall.MinInterval, nil)
 		if c.ok || !strings.Contains(c.detail, "only on macOS") || !strings.Contains(strings.Join(c.fixes, ""), "metered plug") {
 			t.Errorf("%+v", c)
 		}

@@ -122,7 +122,7 @@ func Run(ctx context.Context, s *cli.Streams, serveAddr, path string, open sourc
 	sys := liveSystem(open, processes)
 	sys.serveAddr = serveAddr
 	if w != nil {
-		sys.wall = func(ctx context.Context) check { return checkWall(ctx, *w, wall.DefaultInterval) }
+		sys.wall = func(ctx context.Context) check { return checkWall(ctx, *w, wall.DefaultInterval, open) }
 	}
 	return run(ctx, s, sys, path)
 }

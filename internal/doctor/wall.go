@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wall"
 )
 
@@ -22,8 +24,10 @@ const wallReadings = 4
 
 // checkWall opens the plug and reads it wallReadings times: what it is,
 // its counter's resolution, its power, and the energy its counter and
-// its power readings give over those seconds, side by side.
-func checkWall(ctx context.Context, w Wall, interval time.Duration) check {
+// its power readings give over those seconds, side by side; and holds it
+// against the Mac's own power over the same seconds, from IOReport and
+// the SMC opened by open (nil: the real ones), where they answer.
+func checkWall(ctx context.Context, w Wall, interval time.Duration, open source.OpenIOReport) check {
 	c := check{name: "wall"}
 	p, err := wall.Open(ctx, w.Target, w.Credentials)
 	var ae *wall.AuthError
@@ -41,6 +45,8 @@ func checkWall(ctx context.Context, w Wall, interval time.Duration) check {
 	}
 	defer p.Close()
 	m := wall.NewMeter(p, interval, nil)
+	mac := startMac(ctx, open)
+	defer mac.close()
 	from := time.Now()
 	for i := range wallReadings {
 		if i > 0 {
@@ -63,7 +69,71 @@ func checkWall(ctx context.Context, w Wall, interval time.Duration) check {
 	if a := describeAdapter(p); a != "" {
 		c.detail += "; " + a
 	}
+	_, at, _ := m.Latest()
+	held, ok, fix := mac.against(ctx, m.Energy(from, at), at.Sub(from))
+	c.detail += "; " + held
+	if !ok {
+		c.ok, c.fixes = false, []string{fix}
+	}
 	return c
+}
+
+// macPower is the Mac's own power over the plug's readings, from
+// IOReport and the SMC, which need no root.
+type macPower struct {
+	meter    *sampler.Sampler
+	span     *sampler.Span
+	err      error
+	finished bool
+}
+
+// startMac starts IOReport and the SMC and a span on them; where they do
+// not answer (not a Mac), the wall is held against nothing.
+func startMac(ctx context.Context, open source.OpenIOReport) *macPower {
+	meter, err := source.Start(ctx, source.Options{Kind: source.IOReport, IOReport: open, Interval: 200 * time.Millisecond})
+	if err != nil {
+		return &macPower{err: err}
+	}
+	return &macPower{meter: meter, span: meter.Begin(ctx, nil)}
+}
+
+// close stops IOReport where the span was not finished (a check that
+// failed before it): nothing is left running.
+func (mp *macPower) close() {
+	if mp.meter != nil && !mp.finished {
+		mp.meter.Stop()
+	}
+}
+
+// against ends the Mac's span at the plug's last reading, d after the
+// first, and holds the plug's energy sp against the Mac's own: the whole
+// Mac's as the SMC reports it where it does, else the SoC's. A plug that
+// reads less than the Mac draws is not the Mac's (or the Mac ran from
+// its battery): ok is false, and fix says what to check.
+func (mp *macPower) against(ctx context.Context, sp wall.Span, d time.Duration) (text string, ok bool, fix string) {
+	if mp.meter == nil {
+		return "the Mac's own power was not read (" + mp.err.Error() + "): nothing to hold the plug against", true, ""
+	}
+	res := mp.meter.Finish(ctx, mp.span, mp.span.Start.Add(d))
+	mp.finished = true
+	if res.Samples == 0 || d <= 0 {
+		return "the Mac's own power gave no window over the readings: nothing to hold the plug against", true, ""
+	}
+	wallW := sp.Joules / d.Seconds()
+	own, name := res.Average.Total, "its SoC alone (no SMC answers)"
+	if res.Has.System {
+		own, name = res.Average.System, "the whole Mac as its SMC reports it"
+	}
+	if wallW < 0.9*own-1 {
+		return fmt.Sprintf("the plug read %s over those seconds, less than %s, %s", output.Watts(wallW), name, output.Watts(own)), false,
+			"is this Mac plugged into this plug, through its adapter? (a MacBook running from its battery draws less at the wall than it uses)"
+	}
+	text = fmt.Sprintf("%s over the same seconds: %s; the wall is %s more, %.0f %% (the adapter's loss, and whatever else is on the plug)",
+		name, output.Watts(own), output.Watts(wallW-own), 100*(wallW-own)/max(own, 1e-9))
+	if res.Has.System && wallW > 2*own+30 {
+		text += "; more than the Mac again: something else draws on this plug"
+	}
+	return text, true, ""
 }
 
 // describe says what the plug is.
