@@ -24,10 +24,22 @@ func (f *Fake) Start(addr string) (url string, stop func(), err error) {
 		return "kasa://" + host, f.serveKasa(ln), nil
 	}
 	quit := make(chan struct{})
-	var handlers sync.WaitGroup
+	// A handler counts itself under mu, and none starts once stop has
+	// begun: a WaitGroup's Add from zero must not race its Wait.
+	var (
+		handlers sync.WaitGroup
+		mu       sync.Mutex
+		stopped  bool
+	)
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				return
+			}
 			handlers.Add(1)
+			mu.Unlock()
 			defer handlers.Done()
 			f.serveHTTP(w, r, quit)
 		}),
@@ -40,6 +52,9 @@ func (f *Fake) Start(addr string) (url string, stop func(), err error) {
 		srv.Serve(ln)
 	}()
 	stop = func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
 		close(quit)
 		srv.Close()
 		served.Wait()
