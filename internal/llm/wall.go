@@ -26,6 +26,12 @@ func (m *Meter) addWall(ctx context.Context, sum *wire.Summary, from, to time.Ti
 	if m.plug == nil || sum == nil {
 		return
 	}
+	// The summary's own span: this Mac's, which began once its first
+	// window came, after the run's start; the wall over the same time as
+	// the figures beside it.
+	if t, err := time.Parse(time.RFC3339Nano, sum.StartedAt); err == nil && t.After(from) && t.Before(to) {
+		from = t
+	}
 	var warnings []string
 	sum.Wall, warnings = output.NewWall(m.plug.Span(ctx, from, to), m.plug.Info(), m.plug.Interval(), to.Sub(from).Seconds())
 	sum.Warnings = append(sum.Warnings, warnings...)
