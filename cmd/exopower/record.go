@@ -23,6 +23,7 @@ type recordOptions struct {
 	count    int
 	duration time.Duration
 	output   string
+	wall     wallOptions
 }
 
 func newRecordCmd(s *cli.Streams) *cobra.Command {
@@ -35,7 +36,8 @@ does, and write every reading as it comes to FILE: one JSON line per reading,
 each channel's name, unit and raw counter, and the SMC's power (docs/ioreport.md
 describes the format). exopower report FILE gives the summary a live run over
 those readings would. Ctrl-C, --count or --duration end it. powermetrics makes
-its own recordings: sudo powermetrics -f plist ... -o FILE.`,
+its own recordings: sudo powermetrics -f plist ... -o FILE. With --wall, the
+metered plug's readings are written too, and report gives the wall from them.`,
 		Example: `  exopower record -n 100 -o readings.ndjson
   exopower report readings.ndjson`,
 		Args: usage.NoArgs,
@@ -46,6 +48,7 @@ its own recordings: sudo powermetrics -f plist ... -o FILE.`,
 	c.Flags().IntVarP(&o.count, "count", "n", 0, "stop after N readings, 2 or more (0: no limit)")
 	c.Flags().DurationVarP(&o.duration, "duration", "d", 0, "stop after D, such as 30s (0: no limit)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the readings to `FILE` as they come (- for stdout; required)")
+	o.wall.addFlags(c)
 	return c
 }
 
@@ -86,6 +89,11 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	defer rec.Close()
 	ctx, stop := cli.CancelOnSignal(ctx, s.Signals)
 	defer stop()
+	plug, err := o.wall.start(ctx, s, id)
+	if err != nil {
+		return err
+	}
+	defer plug.Close()
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -94,7 +102,7 @@ func runRecord(ctx context.Context, s *cli.Streams, o *recordOptions) error {
 	var n int
 	record := func(w io.Writer) error {
 		var err error
-		n, err = rec.Record(ctx, o.interval, o.count, w)
+		n, err = rec.Record(ctx, o.interval, o.count, w, recordWall(plug))
 		return err
 	}
 	// Each line goes to the file as it is read: a recording killed

@@ -68,7 +68,8 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	if format != "" {
 		rows = output.NewSampleWriter(s.Out, format)
 	}
-	res, err := readRecording(in, rows)
+	var plug source.Plugged
+	res, err := readRecording(in, rows, &plug)
 	interrupted := in.Stop()
 	switch {
 	case err != nil && interrupted:
@@ -89,6 +90,7 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	interval := res.Duration / time.Duration(res.Samples)
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + cli.InputName(o.file)
+	addRecordedWall(sum, plug, res)
 	if err := output.PrintSummary(s, rows == nil, o.json, sum); err != nil || !interrupted {
 		return err
 	}
@@ -97,15 +99,15 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 
 // readRecording measures the recording in, and writes each window to
 // rows, when not nil, as it is read: a day of windows is never held.
-func readRecording(in io.Reader, rows *output.SampleWriter) (sampler.Result, error) {
+func readRecording(in io.Reader, rows *output.SampleWriter, plug *source.Plugged) (sampler.Result, error) {
 	if rows == nil {
-		return source.RecordingFrom(in, nil)
+		return source.RecordingWithPlug(in, nil, plug)
 	}
 	// Once the rows cannot be written (their reader went away) the rest
 	// of the recording is not read: nothing is printed after that.
-	return source.RecordingFrom(stopReading{in, rows.Err}, func(o source.Origin, w sampler.Window, tot sampler.Totals) {
+	return source.RecordingWithPlug(stopReading{in, rows.Err}, func(o source.Origin, w sampler.Window, tot sampler.Totals) {
 		rows.Add(wire.Source{Tool: o.Source, HWModel: o.HWModel, OSBuild: o.OSBuild}, w, tot)
-	})
+	}, plug)
 }
 
 // stopReading reads r until failed says something failed.

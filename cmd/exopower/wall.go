@@ -13,7 +13,10 @@ import (
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/ioreport"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/source"
 	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -122,4 +125,52 @@ func liveWall(plug *wall.Session) func() *wire.SampleWall {
 		}
 		return w
 	}
+}
+
+// recordWall is what record --wall adds to a recording: the plug in its
+// header, and after each reading the plug's readings since the last
+// written (after the last reading, once the plug has given one after
+// it, so that the recording's end is held). Nil without a plug.
+func recordWall(plug *wall.Session) *ioreport.Extra {
+	if plug == nil {
+		return nil
+	}
+	in := plug.Info()
+	var written time.Time
+	return &ioreport.Extra{
+		Wall: &ioreport.PlugInfo{Kind: in.Kind, Model: in.Model, Firmware: in.Firmware, Name: in.Name, Address: in.Address,
+			CounterResolutionJoules: in.CounterResolution, HasCounter: in.HasCounter, HasPower: in.HasPower, IntervalSeconds: plug.Interval().Seconds()},
+		Lines: func(origin time.Time, last bool) [][]byte {
+			if last {
+				plug.WaitAfter(context.Background(), time.Now())
+			}
+			var lines [][]byte
+			for _, r := range plug.Since(written) {
+				lines = append(lines, ioreport.PlugLine(ioreport.PlugReading{At: r.At, Power: r.Power, HasPower: r.HasPower, Counter: r.Counter, HasCounter: r.HasCounter}, origin))
+				written = r.At
+			}
+			return lines
+		},
+	}
+}
+
+// addRecordedWall gives a report's summary the wall over its span, from
+// the plug's readings that the recording holds (record --wall), measured
+// as a live span's would have been.
+func addRecordedWall(sum *wire.Summary, plug source.Plugged, res sampler.Result) {
+	p := plug.Info
+	if p == nil {
+		return
+	}
+	info := wall.Info{Kind: p.Kind, Model: p.Model, Firmware: p.Firmware, Name: p.Name, Address: p.Address,
+		CounterResolution: p.CounterResolutionJoules, HasCounter: p.HasCounter, HasPower: p.HasPower}
+	readings := make([]wall.Timed, len(plug.Readings))
+	for i, r := range plug.Readings {
+		readings[i] = wall.Timed{At: r.At, Reading: wall.Reading{Power: r.Power, HasPower: r.HasPower, Counter: r.Counter, HasCounter: r.HasCounter}}
+	}
+	interval := time.Duration(p.IntervalSeconds * float64(time.Second))
+	m := wall.Replay(info, interval, readings)
+	var warnings []string
+	sum.Wall, warnings = output.NewWall(m.Energy(res.Start, res.Start.Add(res.Duration)), info, m.Interval(), res.Duration.Seconds())
+	sum.Warnings = append(sum.Warnings, warnings...)
 }

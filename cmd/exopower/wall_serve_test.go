@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +136,30 @@ func TestWatchShowsTheWall(t *testing.T) {
 	if first, _, _ := strings.Cut(string(text), "\n"); err != nil || !strings.Contains(first, "  wall ") || !strings.Contains(first, "  wall energy ") {
 		t.Errorf("watch's lines do not lead with the wall (%v):\n%s", err, text)
 	}
+}
+
+// record --wall writes the plug's readings beside IOReport's, and
+// report measures the wall from them as a live run would: within its
+// uncertainty of the plug's exact energy over the report's span.
+func TestRecordKeepsThePlugsReadingsForReport(t *testing.T) {
+	t.Parallel()
+	f, url := plug(t, fakeplug.ShellyGen2, nil)
+	cmd, dir := exopowerCmd(t, "record", "-i", "100ms", "-d", "2500ms", "-o", "rec.ndjson", "--wall", url)
+	cmd.Env = append(cmd.Env, "EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE="+ioProfile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	path := filepath.Join(dir, "rec.ndjson")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(b), "\n"); !strings.Contains(first, `"schema_version":2`) || !strings.Contains(first, `"wall":{"kind":"shelly-gen2"`) ||
+		strings.Count(string(b), `{"type":"wall",`) < 3 {
+		t.Fatalf("the recording holds no plug: %.600s", b)
+	}
+	var sum wire.Summary
+	ioreportJSON(t, &sum, nil, "report", "--json", path)
+	started := mustTime(t, sum.StartedAt)
+	holdWall(t, "report", sum.Wall, f, started, started.Add(time.Duration(float64(sum.DurationSeconds)*1e9)))
 }

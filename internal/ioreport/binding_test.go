@@ -297,7 +297,7 @@ func aStream(t *testing.T, f *fakeLib) {
 func aRecording(t *testing.T, f *fakeLib) {
 	lib := open(t)
 	var buf bytes.Buffer
-	n, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, &buf)
+	n, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, &buf, nil)
 	if err != nil || n != 3 {
 		t.Fatalf("%d readings, %v", n, err)
 	}

@@ -142,8 +142,8 @@ func parseHeader(b []byte, long bool) (Header, error) {
 	if !IsRecording(b) {
 		return Header{}, ErrNotRecording
 	}
-	if v := schemaVersion(b); v > 1 {
-		return Header{}, fmt.Errorf("an IOReport recording of schema_version %v: this exopower reads version 1: %w", v, ErrNewerRecording)
+	if v := schemaVersion(b); v > plugSchema {
+		return Header{}, fmt.Errorf("an IOReport recording of schema_version %v: this exopower reads versions 1 and %d: %w", v, plugSchema, ErrNewerRecording)
 	}
 	var h Header
 	if long {
@@ -155,7 +155,7 @@ func parseHeader(b []byte, long bool) (Header, error) {
 	switch {
 	case h.Type != RecordingType:
 		return h, fmt.Errorf("line 1: %w: its \"type\" is %q", ErrBrokenHeader, h.Type)
-	case h.SchemaVersion != 1:
+	case h.SchemaVersion != 1 && h.SchemaVersion != plugSchema:
 		return h, fmt.Errorf("line 1: %w: schema_version %d, where the first is 1", ErrBrokenHeader, h.SchemaVersion)
 	}
 	return h, nil

@@ -26,6 +26,9 @@ type Header struct {
 	HWModel         string  `json:"hw_model"`
 	OSBuild         string  `json:"os_build"`
 	IntervalSeconds float64 `json:"interval_seconds"`
+	// Wall is the metered plug whose readings the recording holds too
+	// (record --wall); absent where it holds none.
+	Wall *PlugInfo `json:"wall,omitempty"`
 }
 
 // line is a reading as a recording holds it: each channel as [group,
@@ -49,6 +52,9 @@ type Recorder struct {
 // NewRecorder writes the header to w; channels are the subscription's.
 func NewRecorder(w io.Writer, h Header, channels []Channel) (*Recorder, error) {
 	h.Type, h.SchemaVersion = RecordingType, 1
+	if h.Wall != nil {
+		h.SchemaVersion = plugSchema
+	}
 	rec := &Recorder{w: bufio.NewWriter(w), channels: channels}
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -78,6 +84,30 @@ func (rec *Recorder) Write(r Reading, origin time.Time) error {
 	b.WriteString("}\n")
 	if _, err := rec.w.Write(b.Bytes()); err != nil {
 		return err
+	}
+	return rec.w.Flush()
+}
+
+// Extra is what a recording holds besides IOReport's readings: a
+// metered plug's (record --wall).
+type Extra struct {
+	// Wall is the plug, for the header.
+	Wall *PlugInfo
+	// Lines gives the lines to write after a reading (PlugLine's), the
+	// readings' times counting from origin; last is true after the last
+	// reading, when it is asked to give what the plug read up to it.
+	Lines func(origin time.Time, last bool) [][]byte
+}
+
+// extra writes e's lines after a reading.
+func (rec *Recorder) extra(e *Extra, origin time.Time, last bool) error {
+	if e == nil || e.Lines == nil {
+		return nil
+	}
+	for _, l := range e.Lines(origin, last) {
+		if _, err := rec.w.Write(l); err != nil {
+			return err
+		}
 	}
 	return rec.w.Flush()
 }
@@ -126,6 +156,11 @@ type Recording struct {
 	// values is the buffer of the readings' counters, which the windows
 	// copy what they keep of.
 	values []int64
+	// plug is the plug's readings (record --wall), in their order;
+	// otherPlug says that a recording joined on named another plug, or
+	// none, whose readings are left out.
+	plug      []PlugReading
+	otherPlug bool
 }
 
 // NewRecording reads r's header: ErrNotRecording when r's first line is
@@ -168,6 +203,7 @@ func (rec *Recording) Warnings() []string {
 	case rec.w.zeroSystem > 0:
 		ws = append(ws, fmt.Sprintf("the SMC's system power (PSTR) read 0 W in %d of %d readings: taken as no reading there, the system's power held from its neighbours", rec.w.zeroSystem, rec.smcReadings))
 	}
+	ws = append(ws, rec.plugWarnings()...)
 	if rec.unjudged > 0 {
 		ws = append(ws, fmt.Sprintf("the last reading, at line %d, could not be true against the one before it, and no reading came after it to tell a glitch from a reset: the time from the reading before it is not measured", rec.unjudged))
 	}
@@ -218,8 +254,8 @@ func (rec *Recording) Next() (power.Sample, error) {
 		}
 		r, channels, err := rec.parse(b)
 		switch {
-		case errors.Is(err, errJoined):
-			continue // its first reading breaks the chain
+		case errors.Is(err, errJoined), errors.Is(err, errPlug):
+			continue // a joined recording's first reading breaks the chain
 		case err != nil:
 			return power.Sample{}, &RecordingError{Line: rec.n, Err: err}
 		case rec.joined:
@@ -278,6 +314,9 @@ func (rec *Recording) hand(o outcome) (power.Sample, error) {
 // on (cat a.ndjson b.ndjson).
 var errJoined = errors.New("another recording's header")
 
+// errPlug is a plug's reading, kept aside: no reading of the Mac's.
+var errPlug = errors.New("a plug's reading")
+
 // parse reads one line. A header starts another recording: its readings
 // are placed after the last one read, at their wall-clock distance when
 // that is ahead, else right after. A clock that goes back within a
@@ -321,9 +360,16 @@ func (rec *Recording) parseSlow(b []byte) (parsedLine, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return parsedLine{}, err
 	}
-	if l.Type == RecordingType {
+	switch l.Type {
+	case RecordingType:
 		rec.joined = !rec.last.IsZero()
+		rec.joinPlug(b)
 		return parsedLine{}, errJoined
+	case PlugType:
+		if err := rec.parsePlug(b); err != nil {
+			return parsedLine{}, err
+		}
+		return parsedLine{}, errPlug
 	}
 	p := parsedLine{monoNS: l.MonoNS, unixNS: l.UnixNS, values: make([]int64, len(l.Channels)), channels: make([]Channel, len(l.Channels))}
 	for i, raw := range l.Channels {
@@ -360,8 +406,9 @@ func (rec *Recording) Stop() error { return nil }
 // reading at once and every interval after it, until n readings were
 // written (0: no limit) or ctx ends, which takes a last reading at once
 // so that the recording runs to the stop. It returns how many were. It
-// closes lib where it fails, leaving nothing open.
-func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer) (_ int, err error) {
+// closes lib where it fails, leaving nothing open. extra, when not nil,
+// adds a plug's readings.
+func Record(ctx context.Context, lib Library, interval time.Duration, n int, w io.Writer, extra *Extra) (_ int, err error) {
 	defer func() {
 		if err != nil {
 			lib.Close()
@@ -372,7 +419,11 @@ func Record(ctx context.Context, lib Library, interval time.Duration, n int, w i
 		return 0, err
 	}
 	hw, build := lib.Machine()
-	rec, err := NewRecorder(w, Header{HWModel: hw, OSBuild: build, IntervalSeconds: interval.Seconds()}, channels)
+	h := Header{HWModel: hw, OSBuild: build, IntervalSeconds: interval.Seconds()}
+	if extra != nil {
+		h.Wall = extra.Wall
+	}
+	rec, err := NewRecorder(w, h, channels)
 	if err != nil {
 		return 0, err
 	}
@@ -398,6 +449,9 @@ func Record(ctx context.Context, lib Library, interval time.Duration, n int, w i
 		r := Reading{Values: values, At: time.Now(), Unix: time.Now()}
 		r.System, r.HasSystem = lib.SystemPower()
 		if err := rec.Write(r, origin); err != nil {
+			return written, err
+		}
+		if err := rec.extra(extra, origin, last || written+1 == n); err != nil {
 			return written, err
 		}
 		if last {

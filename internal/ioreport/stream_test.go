@@ -86,7 +86,7 @@ func TestARecordReadsBackAsTheEnergyItRecorded(t *testing.T) {
 	lib := fakepm.NewIOReport(prof, "", nil)
 	var buf bytes.Buffer
 	before := time.Now()
-	n, err := ioreport.Record(context.Background(), lib, 20*time.Millisecond, 15, &buf)
+	n, err := ioreport.Record(context.Background(), lib, 20*time.Millisecond, 15, &buf, nil)
 	after := time.Now()
 	if err != nil || n != 15 {
 		t.Fatalf("%d readings, %v", n, err)
@@ -354,7 +354,7 @@ func stream(lib ioreport.Library) error {
 
 func record(w io.Writer) func(ioreport.Library) error {
 	return func(lib ioreport.Library) error {
-		_, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, w)
+		_, err := ioreport.Record(context.Background(), lib, time.Millisecond, 3, w, nil)
 		return err
 	}
 }

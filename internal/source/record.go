@@ -27,9 +27,10 @@ func OpenRecorder(open OpenIOReport) (*Recorder, error) {
 }
 
 // Record writes a reading every interval to w as it is read, until n
-// readings (0: no limit) or ctx ends, and returns how many it wrote.
-func (r *Recorder) Record(ctx context.Context, interval time.Duration, n int, w io.Writer) (int, error) {
-	return ioreport.Record(ctx, r.lib, interval, n, w)
+// readings (0: no limit) or ctx ends, and returns how many it wrote;
+// extra, when not nil, adds a plug's readings.
+func (r *Recorder) Record(ctx context.Context, interval time.Duration, n int, w io.Writer, extra *ioreport.Extra) (int, error) {
+	return ioreport.Record(ctx, r.lib, interval, n, w, extra)
 }
 
 // Close closes IOReport and the SMC.

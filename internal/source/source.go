@@ -243,6 +243,20 @@ type Origin struct{ Source, HWModel, OSBuild string }
 // nor the SMC's power, which is refused, hands none (its windows wait
 // until a reading shows one).
 func RecordingFrom(r io.Reader, onWindow func(Origin, sampler.Window, sampler.Totals)) (sampler.Result, error) {
+	return RecordingWithPlug(r, onWindow, nil)
+}
+
+// Plugged is what a recording holds of a metered plug (record --wall):
+// the plug, and its readings on the windows' timeline. Info is nil
+// where it holds none, and for a powermetrics recording.
+type Plugged struct {
+	Info     *ioreport.PlugInfo
+	Readings []ioreport.PlugReading
+}
+
+// RecordingWithPlug is RecordingFrom that also gives, into plug when it
+// is not nil, what the recording holds of a metered plug.
+func RecordingWithPlug(r io.Reader, onWindow func(Origin, sampler.Window, sampler.Totals), plug *Plugged) (sampler.Result, error) {
 	isIOReport, r, err := ioreport.Sniff(r)
 	if err != nil {
 		return sampler.Result{}, err
@@ -272,6 +286,9 @@ func RecordingFrom(r io.Reader, onWindow func(Origin, sampler.Window, sampler.To
 		return sampler.Result{}, &ioRecordingError{err}
 	}
 	res.Warnings = append(res.Warnings, rec.Warnings()...)
+	if plug != nil {
+		plug.Info, plug.Readings = rec.Plug()
+	}
 	return res, nil
 }
 

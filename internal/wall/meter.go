@@ -149,6 +149,9 @@ func (m *Meter) After(ctx context.Context, t time.Time) bool {
 	}
 }
 
+// Interval is how often the meter polls.
+func (m *Meter) Interval() time.Duration { return m.interval }
+
 // Latest is the newest good reading and when it was taken; ok is false
 // before the first.
 func (m *Meter) Latest() (Reading, time.Time, bool) {
