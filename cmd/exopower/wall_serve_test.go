@@ -53,8 +53,9 @@ func TestServeReadsItsPlug(t *testing.T) {
 	st := s.status(t)
 	m := scrapeMetrics(t, s.url)
 	info := `exopower_wall_info{address="` + url + `",firmware="1.1.0",kind="shelly-gen2",model="SNPL-00112EU"}`
-	// The counter only grows: a scrape after the status reads no less.
-	if m[info] != 1 || m["exopower_wall_counter_resolution_joules"] != 3.6 || m["exopower_wall_energy_joules_total"] < float64(st.Wall.EnergyJoules) ||
+	// The counter only grows: a scrape after the status reads no less
+	// (the status's numbers are rounded to 12 digits).
+	if m[info] != 1 || m["exopower_wall_counter_resolution_joules"] != 3.6 || m["exopower_wall_energy_joules_total"] < float64(st.Wall.EnergyJoules)*(1-1e-11) ||
 		st.Wall.EnergyJoules < end.Wall.EnergyJoules-2*3.6 || st.Wall.PollFailures != 0 || st.Wall.LastError != nil {
 		t.Errorf("metrics %v; status's wall %+v", m, st.Wall)
 	}

@@ -95,10 +95,10 @@ func TestAHeaderIsToldFromItsFirstLine(t *testing.T) {
 		{"with a field of the wrong type", `{"type":"ioreport-recording","schema_version":1,"hw_model":7}`, ErrBrokenHeader},
 		{"of no schema", `{"type":"ioreport-recording"}`, ErrBrokenHeader},
 		{"over MaxLine", `{"type":"ioreport-recording","schema_version":1,"hw_model":"` + strings.Repeat("M", MaxLine) + `"}`, ErrBrokenHeader},
-		{"newer, long", `{"type":"ioreport-recording","schema_version":2,"hw_model":"` + long + `"}`, ErrNewerRecording},
-		{"newer, with a NaN", `{"type":"ioreport-recording","schema_version":2,"interval_seconds":NaN}`, ErrNewerRecording},
+		{"newer, long", `{"type":"ioreport-recording","schema_version":3,"hw_model":"` + long + `"}`, ErrNewerRecording},
+		{"newer, with a NaN", `{"type":"ioreport-recording","schema_version":3,"interval_seconds":NaN}`, ErrNewerRecording},
 		{"newer, with new fields", `{"schema_version":3,"type":"ioreport-recording","clock":{"kind":"boot"}}`, ErrNewerRecording},
-		{"newer, over MaxLine", `{"type":"ioreport-recording","schema_version":2,"hw_model":"` + strings.Repeat("M", MaxLine) + `"}`, ErrNewerRecording},
+		{"newer, over MaxLine", `{"type":"ioreport-recording","schema_version":3,"hw_model":"` + strings.Repeat("M", MaxLine) + `"}`, ErrNewerRecording},
 	} {
 		file := c.header + "\n" + readings
 		isRec, whole, err := Sniff(strings.NewReader(file))

@@ -48,7 +48,7 @@ func TestARecordingIsToldFromItsFirstLineHoweverLong(t *testing.T) {
 		{"its type after a long field", `{"hw_model":"` + long + `","type":"ioreport-recording","schema_version":1}`, nil, ""},
 		{"a byte order mark", "\ufeff" + `{"type":"ioreport-recording","schema_version":1,"interval_seconds":0.1}`, nil, ""},
 		{"a NaN in the header", `{"type":"ioreport-recording","schema_version":1,"interval_seconds":NaN}`, ioreport.ErrBrokenHeader, "exopower record"},
-		{"a newer schema with a long field", `{"type":"ioreport-recording","schema_version":2,"hw_model":"` + long + `"}`, ioreport.ErrNewerRecording, "the exopower that wrote it"},
+		{"a newer schema with a long field", `{"type":"ioreport-recording","schema_version":3,"hw_model":"` + long + `"}`, ioreport.ErrNewerRecording, "the exopower that wrote it"},
 	} {
 		res, err := Recording(strings.NewReader(c.header+"\n"+readings(t, 4)), nil)
 		if c.err == nil {
