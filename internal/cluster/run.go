@@ -170,10 +170,7 @@ func Total(nodes []wire.NodeSummary, skipped []Skipped, started time.Time, elaps
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the system's power is known on %d of the %d nodes (the others read no SMC): the total's system is theirs alone", withSystem, len(nodes)))
 	}
 	var ws []string
-	sum.Wall, ws = totalWall(nodes)
-	if s := elapsed.Seconds(); sum.Wall != nil && s > 0 {
-		sum.Wall.AvgPowerWatts = wire.Num(float64(sum.Wall.EnergyJoules) / s)
-	}
+	sum.Wall, ws = totalWall(nodes, elapsed)
 	sum.Warnings = append(sum.Warnings, ws...)
 	u := wire.Num(unc)
 	sum.UncertaintyJoules = &u

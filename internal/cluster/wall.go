@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -15,8 +16,9 @@ import (
 // nodes read it (Macs on one power strip behind one plug), and the
 // warnings that come with it. It is nil, and says why, where some nodes
 // read no plug: a sum of some nodes' walls is not the cluster's, and the
-// text leads with the wall where it is known.
-func totalWall(nodes []wire.NodeSummary) (*wire.Wall, []string) {
+// text leads with the wall where it is known. Its average power is over
+// the cluster's elapsed time, as the other figures of the total.
+func totalWall(nodes []wire.NodeSummary, elapsed time.Duration) (*wire.Wall, []string) {
 	var without, kinds []string
 	byPlug := map[string][]string{}
 	var plugs []*wire.Wall
@@ -49,7 +51,11 @@ func totalWall(nodes []wire.NodeSummary) (*wire.Wall, []string) {
 			ws = append(ws, fmt.Sprintf("nodes %s read the same plug (%s at %s): it is counted once in the total", strings.Join(names, " and "), p.Source.Kind, p.Source.Address))
 		}
 	}
-	return sumWalls(plugs, kinds), ws
+	w := sumWalls(plugs, kinds)
+	if s := elapsed.Seconds(); s > 0 {
+		w.AvgPowerWatts = wire.Num(float64(w.EnergyJoules) / s)
+	}
+	return w, ws
 }
 
 // sumWalls adds the plugs' figures: energy, uncertainty (each plug's
