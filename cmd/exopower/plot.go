@@ -34,7 +34,8 @@ the source. INPUT is one of:
   time, its energy and average power in the title; the measured span is
   shaded where windows reach well outside it;
 
-  the lines of watch --json of this Mac: the same picture of the watch;
+  the lines of watch --json of this Mac: the same picture of the watch, and
+  with watch --wall the plug's power at the wall as a dashed line;
 
   a bench's JSON (bench --json, --export-json): each run's energy as a point
   over a box per command, the idle baseline's energy over the command's mean

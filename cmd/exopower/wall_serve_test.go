@@ -110,9 +110,9 @@ func TestWatchShowsTheWall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	rows := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var prev float64
-	for i, raw := range lines[:len(lines)-1] {
+	for i, raw := range rows[:len(rows)-1] {
 		var l wire.SampleLine
 		if err := json.Unmarshal([]byte(raw), &l); err != nil || l.Wall == nil {
 			t.Fatalf("line %d %s: %v, no wall", i, raw, err)
@@ -126,11 +126,21 @@ func TestWatchShowsTheWall(t *testing.T) {
 		t.Errorf("2.5 s at 20 to 80 W gave %.3f J so far", prev)
 	}
 	var sum wire.Summary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+	if err := json.Unmarshal([]byte(rows[len(rows)-1]), &sum); err != nil {
 		t.Fatal(err)
 	}
 	started := mustTime(t, sum.StartedAt)
 	holdWall(t, "watch", sum.Wall, f, started, started.Add(time.Duration(float64(sum.DurationSeconds)*1e9)))
+	// plot draws the wall from those lines, and its title leads with it.
+	lines := filepath.Join(t.TempDir(), "w.ndjson")
+	os.WriteFile(lines, out, 0o644)
+	cmd, _ = exopowerCmd(t, "plot", lines, "-o", lines+".svg")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("plot: %v: %s", err, msg)
+	}
+	if svg, _ := os.ReadFile(lines + ".svg"); !strings.Contains(string(svg), ">wall<") || !strings.Contains(string(svg), ">wall ") {
+		t.Errorf("the plot of watch --wall draws no wall")
+	}
 
 	cmd, _ = exopowerCmd(t, "watch", "-i", "100ms", "-n", "3", "--wall", url)
 	text, err := cmd.Output()

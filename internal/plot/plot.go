@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -51,6 +52,10 @@ type Window struct {
 	// Has says whether the window holds the memory's and the system's
 	// power (the SoC's parts it always holds).
 	Has power.Reported
+	// Wall is the metered plug's power reading at the window's end
+	// (watch --wall), where HasWall.
+	Wall    float64
+	HasWall bool
 }
 
 // Power is the power of a span over time.
@@ -68,6 +73,9 @@ type Power struct {
 	SpanEnd float64
 	// Energy is the span's, in joules, per component; Average in watts.
 	Energy, Average power.Values
+	// WallEnergy is the span's energy at the wall, where a plug read it
+	// (watch --wall); nil otherwise.
+	WallEnergy *float64
 }
 
 // Size is a picture's size in pixels (of an SVG: at 96 per inch).
@@ -84,22 +92,24 @@ func (s Size) Check() error {
 // dpi is the resolution of a PNG, and the scale of an SVG's pixels.
 const dpi = 96
 
-// Components are the series drawn, in the legend's order: the system's
-// and the memory's only where some window holds them.
-var Components = []string{"system", "total", "CPU", "GPU", "ANE", "DRAM"}
+// Components are the series drawn, in the legend's order: the wall's,
+// the system's and the memory's only where some window holds them.
+var Components = []string{"wall", "system", "total", "CPU", "GPU", "ANE", "DRAM"}
 
-// component is the value of Components[i] in v.
-func component(v power.Values, i int) float64 {
-	return [...]float64{v.System, v.Total, v.CPU, v.GPU, v.ANE, v.DRAM}[i]
+// component is the value of Components[i] in w.
+func component(w Window, i int) float64 {
+	return [...]float64{w.Wall, w.Power.System, w.Power.Total, w.Power.CPU, w.Power.GPU, w.Power.ANE, w.Power.DRAM}[i]
 }
 
-// held says whether a window with has holds Components[i].
-func held(has power.Reported, i int) bool {
+// held says whether w holds Components[i].
+func held(w Window, i int) bool {
 	switch Components[i] {
+	case "wall":
+		return w.HasWall
 	case "system":
-		return has.System
+		return w.Has.System
 	case "DRAM":
-		return has.DRAM
+		return w.Has.DRAM
 	}
 	return true
 }
@@ -109,7 +119,7 @@ func drawn(ws []Window) []int {
 	var out []int
 	for i := range Components {
 		for _, w := range ws {
-			if held(w.Has, i) {
+			if held(w, i) {
 				out = append(out, i)
 				break
 			}
@@ -235,8 +245,9 @@ func shortenMiddle(s string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-// The colours of Components' lines, Okabe and Ito's, the total black.
-var componentColors = []color.Color{okabeVermill, color.Black, okabeBlue, okabeOrange, okabeGreen, okabePurple}
+// The colours of Components' lines, Okabe and Ito's, the total black,
+// the wall a grey drawn dashed: not the Mac's own sensors.
+var componentColors = []color.Color{color.Gray{Y: 0x55}, okabeVermill, color.Black, okabeBlue, okabeOrange, okabeGreen, okabePurple}
 
 // spanColor shades the measured span, where it is shaded (shaded).
 var spanColor = color.RGBA{R: 0xe8, G: 0xee, B: 0xf8, A: 0xff}
@@ -267,6 +278,9 @@ func powerHead(p Power, system, shade bool) head {
 		figures = fmt.Sprintf("system %s over %.4g s, %s on average; SoC %s",
 			joules(p.Energy.System), p.SpanEnd, watts(p.Average.System), joules(p.Energy.Total))
 	}
+	if p.WallEnergy != nil && p.SpanEnd > 0 {
+		figures = fmt.Sprintf("wall %s, %s on average; ", joules(*p.WallEnergy), watts(*p.WallEnergy/p.SpanEnd)) + figures
+	}
 	if shade {
 		figures += " (the shaded span)"
 	}
@@ -288,8 +302,8 @@ func powerPlot(p Power) (head, *plot.Plot, error) {
 	for _, w := range p.Windows {
 		first, last = min(first, w.Start), max(last, w.End)
 		for _, i := range series {
-			if held(w.Has, i) {
-				peak = max(peak, component(w.Power, i))
+			if held(w, i) {
+				peak = max(peak, component(w, i))
 			}
 		}
 	}
@@ -313,8 +327,11 @@ func powerPlot(p Power) (head, *plot.Plot, error) {
 		}
 		l.Color = componentColors[i]
 		l.Width = vg.Points(1.5)
-		if name == "total" {
+		switch name {
+		case "total":
 			l.Width = vg.Points(2)
+		case "wall":
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		pl.Add(l)
 		pl.Legend.Add(name, l)
@@ -324,7 +341,7 @@ func powerPlot(p Power) (head, *plot.Plot, error) {
 	}
 	pl.Y.Min, pl.Y.Max = bottom, top
 	pl.X.Min, pl.X.Max = padded(min(first, 0), max(last, p.SpanEnd))
-	return powerHead(p, series[0] == 0, shade), pl, nil
+	return powerHead(p, slices.Contains(series, 1), shade), pl, nil
 }
 
 // steps are a component's points: each window's average held over it, so
@@ -333,8 +350,8 @@ func powerPlot(p Power) (head, *plot.Plot, error) {
 func steps(ws []Window, i int) plotter.XYs {
 	xys := make(plotter.XYs, 0, 2*len(ws))
 	for _, w := range ws {
-		if held(w.Has, i) {
-			v := component(w.Power, i)
+		if held(w, i) {
+			v := component(w, i)
 			xys = append(xys, plotter.XY{X: w.Start, Y: v}, plotter.XY{X: w.End, Y: v})
 		}
 	}

@@ -88,7 +88,7 @@ func TestAnSVGHoldsASeriesPerComponentWithTheSpansEnergy(t *testing.T) {
 	all := strings.Join(texts, "\n")
 	for _, name := range Components {
 		found := slices.Contains(texts, name)
-		if soc := name != "system" && name != "DRAM"; found != soc {
+		if soc := name != "system" && name != "DRAM" && name != "wall"; found != soc {
 			t.Errorf("legend entry %q: %v, want %v (windows without the memory's and the system's power draw no line of them): texts %q", name, found, soc, texts)
 		}
 	}
@@ -112,13 +112,30 @@ func TestAnSVGDrawsTheSystemAndTheMemoryWhereTheWindowsHoldThem(t *testing.T) {
 	p.Energy.System, p.Average.System = 10.25, 41
 	texts, series := legendAndSeries(t, p)
 	all := strings.Join(texts, "\n")
-	for _, name := range Components {
+	for _, name := range Components[1:] {
 		if !slices.Contains(texts, name) {
 			t.Errorf("no legend entry %q in %q", name, texts)
 		}
 	}
-	if series != len(Components) || !strings.Contains(all, "system 10.25 J over 0.25 s, 41 W on average") || !strings.Contains(all, "SoC 1.5 J") {
-		t.Errorf("%d series (want %d), title %q", series, len(Components), all)
+	if series != len(Components)-1 || !strings.Contains(all, "system 10.25 J over 0.25 s, 41 W on average") || !strings.Contains(all, "SoC 1.5 J") {
+		t.Errorf("%d series (want %d), title %q", series, len(Components)-1, all)
+	}
+}
+
+// Windows that hold the plug's power (watch --wall) draw the wall too,
+// and the title leads with the wall's energy, as the summary does.
+func TestAnSVGDrawsTheWallWhereTheWindowsHoldIt(t *testing.T) {
+	p := aRun
+	p.Windows = slices.Clone(aRun.Windows)
+	for i := range p.Windows {
+		p.Windows[i].Wall, p.Windows[i].HasWall = 20+float64(i), true
+	}
+	j := 5.5
+	p.WallEnergy = &j
+	texts, series := legendAndSeries(t, p)
+	all := strings.Join(texts, "\n")
+	if !slices.Contains(texts, "wall") || series != 5 || !strings.Contains(all, "wall 5.5 J, 22 W on average; 1.5 J over 0.25 s") {
+		t.Errorf("%d series (want 5), texts %q", series, texts)
 	}
 }
 

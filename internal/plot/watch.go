@@ -18,6 +18,10 @@ type macWindow struct {
 	power  power.Values
 	has    power.Reported
 	energy power.Values // the watch's, from its start to the window's end
+	// wall is the plug's power reading at the window's end (watch
+	// --wall), where hasWall.
+	wall    float64
+	hasWall bool
 }
 
 // readMacLines reads the lines of watch --json of this Mac alone: its
@@ -44,8 +48,12 @@ func readMacLines(r io.Reader) (Power, error) {
 			if err != nil {
 				return Power{}, fmt.Errorf("line %d: its time %q is not RFC 3339", k, l.Time)
 			}
-			ws = append(ws, macWindow{end: end, length: time.Duration(float64(l.WindowSeconds) * 1e9),
-				power: l.PowerWatts.Values(), has: l.PowerWatts.Has(), energy: l.EnergyJoules.Values()})
+			w := macWindow{end: end, length: time.Duration(float64(l.WindowSeconds) * 1e9),
+				power: l.PowerWatts.Values(), has: l.PowerWatts.Has(), energy: l.EnergyJoules.Values()}
+			if l.Wall != nil && l.Wall.PowerWatts != nil {
+				w.wall, w.hasWall = float64(*l.Wall.PowerWatts), true
+			}
+			ws = append(ws, w)
 		case l.Type == "sample", l.Type == "total":
 			return Power{}, fmt.Errorf("line %d: a node's line amid the lines of watch --json of this Mac alone: plot takes the lines of one watch", k)
 		default:
@@ -71,6 +79,11 @@ func macPower(ws []macWindow, sum *watchLine) (Power, error) {
 		}
 		p.Caption = caption(sum.Source)
 		p.SpanEnd, p.Energy, p.Average = float64(sum.DurationSeconds), sum.EnergyJoules.Values(), sum.AvgPowerWatts.Values()
+		if sum.Wall != nil {
+			// The summary's wall is the span's, its energy_joules.
+			j := float64(sum.Wall.EnergyJoules)
+			p.WallEnergy = &j
+		}
 	} else {
 		p.Title += "\nno summary line: the watch did not end"
 		p.SpanEnd, p.Energy = last.end.Sub(t0).Seconds(), last.energy
@@ -80,7 +93,7 @@ func macPower(ws []macWindow, sum *watchLine) (Power, error) {
 	}
 	for _, w := range ws {
 		end := w.end.Sub(t0)
-		p.Windows = append(p.Windows, Window{Start: (end - w.length).Seconds(), End: end.Seconds(), Power: w.power, Has: w.has})
+		p.Windows = append(p.Windows, Window{Start: (end - w.length).Seconds(), End: end.Seconds(), Power: w.power, Has: w.has, Wall: w.wall, HasWall: w.hasWall})
 	}
 	return p, nil
 }
