@@ -19,14 +19,16 @@ import (
 // The truth of the calibration's tests: the fake IOReport's system draws
 // a sine fast and wide enough that a short ladder spans watts of it
 // (the fake's power follows no load: the levels are tiny, and cost the
-// test no CPU), and the plug draws wallA + wallB × that, exactly.
+// test no CPU), never below the SoC's and the memory's (where exopower
+// would raise it to them), and the plug draws wallA + wallB × that,
+// exactly.
 const (
-	calSystem = "system=40,30,4"
+	calSystem = "system=50,30,4"
 	wallA     = 20.0
 	wallB     = 1.2
 )
 
-var calSine = fakepm.Sine{Base: 40, Swing: 30, Period: 4}
+var calSine = fakepm.Sine{Base: 50, Swing: 30, Period: 4}
 
 // calibrating is an exopower over the fake IOReport, of the fake serial,
 // whose configuration directory is home's.

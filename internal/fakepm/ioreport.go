@@ -91,7 +91,7 @@ var FakeChannels = []ioreport.Channel{
 type IOReport struct {
 	live LivePower
 	mode string
-	back int // reads after which the counters reset; 0: never
+	back int  // reads after which the counters reset; 0: never
 	sys  Sine // the system's power
 	// zeroEvery makes every so many reads' CPU counter 0, as the binding
 	// writes for a channel with no simple value; 0: never.
