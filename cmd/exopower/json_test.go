@@ -26,6 +26,11 @@ var wallTables = []jsondoc.TableAt{
 	{Name: "summary-wall", At: []string{""}},
 	{Name: "summary-wall-figure", At: []string{"wall"}},
 	{Name: "summary-wall-source", At: []string{"wall.source"}},
+	// The estimate from a calibration, beside the wall, null where a plug
+	// is read, or there is no calibration.
+	{Name: "summary-wall-estimated", At: []string{""}},
+	{Name: "summary-wall-estimated-figure", At: []string{"wall_estimated"}},
+	{Name: "summary-wall-calibration", At: []string{"wall_estimated.calibration"}},
 }
 
 // nodesTables are the tables of the spans of the nodes of --node, under

@@ -41,6 +41,11 @@ func TestMain(m *testing.M) {
 			return fakepm.NewLiveIOReport(live, os.Getenv("FAKEPM_IOREPORT"), nil), nil
 		}
 	}
+	if serial := os.Getenv("EXOPOWER_FAKE_SERIAL"); serial != "" {
+		// This Mac's serial number, for calibrate and the estimate of the
+		// wall: Linux has none to read.
+		readSerial = func() (string, error) { return serial, nil }
+	}
 	if table := os.Getenv(fakepm.ProcessesEnv); table != "" {
 		openKernel = func() (attrib.Kernel, error) { return fakepm.ProcessesFor(table) }
 	}

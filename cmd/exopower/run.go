@@ -119,6 +119,9 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
 	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
 	addWall(sum, plug, span.Start, exit.At)
+	if plug == nil {
+		addWallEstimate(sum, res, cmd.Identity)
+	}
 	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }
 

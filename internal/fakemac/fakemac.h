@@ -37,6 +37,7 @@
 //                      iterates (IOServiceGetMatchingServices)
 //   FAKEIO_OTHER_CLASS optional: one more class IOServiceMatching takes,
 //                      for the fake's own IOServiceGetMatchingService
+//   FAKEIO_THIRD_CLASS optional: and one more, for the same
 //
 // After it, the fake defines is_case, which this header declares: it says
 // whether the Mac the fake is (its case) is the one named, and in the
@@ -288,6 +289,9 @@ const void *IOServiceMatching(const char *name) {
 	int known = name != NULL && strcmp(name, FAKEIO_CLASS) == 0;
 #ifdef FAKEIO_OTHER_CLASS
 	known = known || (name != NULL && strcmp(name, FAKEIO_OTHER_CLASS) == 0);
+#endif
+#ifdef FAKEIO_THIRD_CLASS
+	known = known || (name != NULL && strcmp(name, FAKEIO_THIRD_CLASS) == 0);
 #endif
 	if (!known)
 		die("%s: %s, not " FAKEIO_CLASS, __func__, name ? name : "NULL");

@@ -20,6 +20,15 @@ type Profile struct {
 	Origin time.Time
 	Period time.Duration
 	Steps  []Step
+	// Smooth, when set, is the power instead of the steps.
+	Smooth *Smooth
+}
+
+// Smooth is a power that is no step function: Power at an instant, and
+// Energy, its exact integral over a span, which the caller knows.
+type Smooth struct {
+	Power  func(time.Time) float64
+	Energy func(from, to time.Time) float64
 }
 
 // Constant is a load that always draws watts.
@@ -33,6 +42,9 @@ func Square(origin time.Time, low, high float64, lowFor, highFor time.Duration) 
 
 // At is the power at t, in watts.
 func (p Profile) At(t time.Time) float64 {
+	if p.Smooth != nil {
+		return p.Smooth.Power(t)
+	}
 	if p.Period <= 0 {
 		return p.Steps[0].Watts
 	}
@@ -48,6 +60,9 @@ func (p Profile) At(t time.Time) float64 {
 
 // Energy is the exact energy drawn over [from, to], in joules.
 func (p Profile) Energy(from, to time.Time) float64 {
+	if p.Smooth != nil {
+		return p.Smooth.Energy(from, to)
+	}
 	if p.Period <= 0 {
 		return p.Steps[0].Watts * to.Sub(from).Seconds()
 	}

@@ -29,23 +29,46 @@ const (
 	DRAMWatts    = 1.25
 )
 
-// SystemPower is the fake system's power at t, in watts.
-func SystemPower(t time.Time) float64 {
-	return SystemBase + SystemSwing*math.Sin(2*math.Pi*phase(t)/SystemPeriod)
+// Sine is a smooth power: Base + Swing × sin(2π t / Period) watts, t the
+// Unix time in seconds.
+type Sine struct{ Base, Swing, Period float64 }
+
+// DefaultSystem is the fake system's power unless FAKEPM_IOREPORT says
+// system=BASE,SWING,PERIOD.
+var DefaultSystem = Sine{SystemBase, SystemSwing, SystemPeriod}
+
+// Power is the sine's power at t, in watts.
+func (s Sine) Power(t time.Time) float64 {
+	return s.Base + s.Swing*math.Sin(2*math.Pi*s.phase(t)/s.Period)
 }
 
-// SystemEnergy is the fake system's exact energy over [from, to], in
-// joules.
-func SystemEnergy(from, to time.Time) float64 {
-	k := 2 * math.Pi / SystemPeriod
-	return SystemBase*to.Sub(from).Seconds() - SystemSwing/k*(math.Cos(k*phase(to))-math.Cos(k*phase(from)))
+// Energy is the sine's exact energy over [from, to], in joules.
+func (s Sine) Energy(from, to time.Time) float64 {
+	k := 2 * math.Pi / s.Period
+	return s.Base*to.Sub(from).Seconds() - s.Swing/k*(math.Cos(k*s.phase(to))-math.Cos(k*s.phase(from)))
 }
 
 // phase is the seconds of t into its period, in whole nanoseconds: a
 // float64 of seconds since the epoch keeps only about 0.2 µs.
-func phase(t time.Time) float64 {
-	period := int64(SystemPeriod * 1e9)
+func (s Sine) phase(t time.Time) float64 {
+	period := int64(s.Period * 1e9)
 	return float64(t.UnixNano()%period) / 1e9
+}
+
+// SystemPower is the fake system's power at t, in watts.
+func SystemPower(t time.Time) float64 { return DefaultSystem.Power(t) }
+
+// SystemEnergy is the fake system's exact energy over [from, to], in
+// joules.
+func SystemEnergy(from, to time.Time) float64 { return DefaultSystem.Energy(from, to) }
+
+// ParseSine reads BASE,SWING,PERIOD: watts, watts, seconds above 0.
+func ParseSine(v string) (Sine, error) {
+	var s Sine
+	if _, err := fmt.Sscanf(v, "%g,%g,%g", &s.Base, &s.Swing, &s.Period); err != nil || s.Period <= 0 || s.Base < math.Abs(s.Swing) {
+		return Sine{}, fmt.Errorf("system=%s: want BASE,SWING,PERIOD, watts never below 0 and seconds above 0", v)
+	}
+	return s, nil
 }
 
 // FakeChannels are the fake's Energy Model group: an M1-like inventory,
@@ -68,7 +91,8 @@ var FakeChannels = []ioreport.Channel{
 type IOReport struct {
 	live LivePower
 	mode string
-	back int // reads after which the counters reset; 0: never
+	back int  // reads after which the counters reset; 0: never
+	sys  Sine // the system's power
 	// zeroEvery makes every so many reads' CPU counter 0, as the binding
 	// writes for a channel with no simple value; 0: never.
 	zeroEvery int
@@ -90,7 +114,9 @@ type IOReport struct {
 // "back-after=N" resets the counters after N reads; "cpu-zero-every=N"
 // reads the CPU's counter as 0 every N reads (a glitch, the energy still
 // counted behind it); "cpu-jump-at=N" makes the CPU's counter jump by
-// 1e15 J at read N and go on from there.
+// 1e15 J at read N and go on from there; "system=BASE,SWING,PERIOD"
+// makes the system's power that sine instead of DefaultSystem's (the
+// SoC's is the profile's still).
 func NewIOReport(prof Profile, mode string, now func() time.Time) *IOReport {
 	return NewLiveIOReport(LivePower{Profile: prof}, mode, now)
 }
@@ -101,7 +127,12 @@ func NewLiveIOReport(live LivePower, mode string, now func() time.Time) *IORepor
 	if now == nil {
 		now = time.Now
 	}
-	f := &IOReport{live: live, mode: mode, origin: now(), now: now}
+	f := &IOReport{live: live, mode: mode, origin: now(), now: now, sys: DefaultSystem}
+	if v, ok := strings.CutPrefix(mode, "system="); ok {
+		if sys, err := ParseSine(v); err == nil {
+			f.sys = sys
+		}
+	}
 	if n, ok := strings.CutPrefix(mode, "back-after="); ok {
 		f.back, _ = strconv.Atoi(n)
 	}
@@ -196,7 +227,7 @@ func (f *IOReport) SystemPower() (float64, bool) {
 	if f.mode == "no-smc" {
 		return 0, false
 	}
-	return SystemPower(f.now()), true
+	return f.sys.Power(f.now()), true
 }
 
 // Machine names a Mac.

@@ -43,6 +43,7 @@ var (
 	cfNumberGetTypeID             func() uint64
 	cfBooleanGetTypeID            func() uint64
 	cfDictionaryGetTypeID         func() uint64
+	cfStringGetTypeID             func() uint64
 	cfNumberGetValue              func(n uintptr, typ int64, v *int64) bool
 	cfNumberIsFloatType           func(n uintptr) bool
 	cfBooleanGetValue             func(b uintptr) bool
@@ -69,7 +70,9 @@ var (
 	// and for AppleSmartBattery's entry (battery_lib.go).
 	ioServiceGetMatchingService       func(mainPort uint32, matching uintptr) uint32
 	ioRegistryEntryCreateCFProperties func(entry uint32, props *uintptr, alloc uintptr, options uint32) int32
-	machTaskSelf                      func() uint32
+	// and for IOPlatformExpertDevice's serial number (platform_lib.go).
+	ioRegistryEntryCreateCFProperty func(entry uint32, key, alloc uintptr, options uint32) uintptr
+	machTaskSelf                    func() uint32
 )
 
 // libraries are where the four libraries are.
@@ -109,6 +112,7 @@ func load() error {
 		{cf, &cfNumberGetTypeID, "CFNumberGetTypeID"},
 		{cf, &cfBooleanGetTypeID, "CFBooleanGetTypeID"},
 		{cf, &cfDictionaryGetTypeID, "CFDictionaryGetTypeID"},
+		{cf, &cfStringGetTypeID, "CFStringGetTypeID"},
 		{cf, &cfNumberGetValue, "CFNumberGetValue"},
 		{cf, &cfNumberIsFloatType, "CFNumberIsFloatType"},
 		{cf, &cfBooleanGetValue, "CFBooleanGetValue"},
@@ -130,6 +134,7 @@ func load() error {
 		{iokit, &ioObjectRelease, "IOObjectRelease"},
 		{iokit, &ioServiceGetMatchingService, "IOServiceGetMatchingService"},
 		{iokit, &ioRegistryEntryCreateCFProperties, "IORegistryEntryCreateCFProperties"},
+		{iokit, &ioRegistryEntryCreateCFProperty, "IORegistryEntryCreateCFProperty"},
 		{sys, &machTaskSelf, "mach_task_self"},
 	} {
 		if _, err := purego.Dlsym(f.lib, f.name); err != nil {

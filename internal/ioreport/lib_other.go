@@ -17,3 +17,9 @@ func Open() (Library, error) {
 func OpenBattery() (BatteryReader, error) {
 	return nil, fmt.Errorf("%w, and this is %s", ErrNotMacOS, runtime.GOOS)
 }
+
+// PlatformSerial fails: the serial number is read from macOS's
+// IORegistry.
+func PlatformSerial() (string, error) {
+	return "", errors.New("the Mac's serial number is read from macOS's IORegistry, and this is " + runtime.GOOS)
+}

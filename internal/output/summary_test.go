@@ -119,7 +119,7 @@ func TestSummaryJSONHasEveryFieldAndNoTitle(t *testing.T) {
 		`"peak_power_watts":{"total":7.8,"cpu":6,"gpu":1.5,"ane":0.3,"dram":null,"system":null},` +
 		`"rails":{"cpu":{"refused_windows":0,"glitches":0,"still_seconds":0},"gpu":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
 		`"ane":{"refused_windows":0,"glitches":0,"still_seconds":0},"dram":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
-		`"system":{"refused_windows":0,"glitches":0,"still_seconds":0}},"warnings":[],"wall":null}` + "\n"
+		`"system":{"refused_windows":0,"glitches":0,"still_seconds":0}},"warnings":[],"wall":null,"wall_estimated":null}` + "\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -53,6 +53,9 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	if w := sum.Wall; w != nil {
 		row("wall", wallText(w))
 	}
+	if e := sum.WallEstimated; e != nil {
+		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Label, "wall (estimated)"), wallEstimatedText(e))
+	}
 	row("scope", scopeOf(sum.EnergyJoules.Has()))
 	row("source", sourceText(sum.Source))
 	for _, wn := range sum.Warnings {
@@ -90,6 +93,12 @@ func writeTable(b *strings.Builder, sum *wire.Summary, st *Styles) {
 	}
 	// The wall leads where a plug reads it: it is what was paid for; then
 	// the whole system, what the Mac drew.
+	// An estimate of the wall leads too, named as one: its row's label
+	// is never the measured wall's.
+	if w := sum.WallEstimated; w != nil && sum.Wall == nil {
+		fmt.Fprintln(b, "  "+st.Render(st.Label, fmt.Sprintf("%-9s", "wall est."))+" "+st.Render(st.Value, fmt.Sprintf("%12s", Joules(float64(w.EnergyJoules))))+
+			" "+st.Render(st.Value, fmt.Sprintf("%12s", Watts(float64(w.AvgPowerWatts)))))
+	}
 	if w := sum.Wall; w != nil {
 		fmt.Fprintln(b, "  "+st.Render(st.Label, fmt.Sprintf("%-9s", "wall"))+" "+st.Render(st.Total, fmt.Sprintf("%12s", Joules(float64(w.EnergyJoules))))+
 			" "+st.Render(st.Total, fmt.Sprintf("%12s", Watts(float64(w.AvgPowerWatts)))))
@@ -307,4 +316,25 @@ func wallText(w *wire.Wall) string {
 		text += fmt.Sprintf(", %s covered", Percent(float64(w.Coverage)))
 	}
 	return text + "; the Mac and whatever else is on the plug"
+}
+
+// wallEstimatedText says that the wall's figure is an estimate, of which
+// calibration, and how far off it may be.
+func wallEstimatedText(e *wire.WallEstimated) string {
+	c := e.Calibration
+	of := "system"
+	if e.From == "soc" {
+		of = "SoC"
+	}
+	day := c.CalibratedAt
+	if len(day) >= 10 {
+		day = day[:10]
+	}
+	text := fmt.Sprintf("± %s, not measured: from this Mac's calibration of %s, wall = %s + %.3f × %s (RMS %s, largest %s, over %d steps of %s to %s)",
+		Joules(float64(e.UncertaintyJoules)), day, Watts(float64(c.InterceptWatts)), float64(c.Slope), of,
+		Watts(float64(c.RMSWatts)), Watts(float64(c.MaxResidualWatts)), c.Steps, Watts(float64(c.MinWatts)), Watts(float64(c.MaxWatts)))
+	if e.Extrapolated {
+		text += "; the Mac's power was outside that range"
+	}
+	return text
 }

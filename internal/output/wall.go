@@ -3,6 +3,7 @@ package output
 import (
 	"time"
 
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -27,4 +28,15 @@ func NewWall(sp wall.Span, info wall.Info, interval time.Duration, seconds float
 		warnings = append(warnings, "the wall's plug: "+s)
 	}
 	return w, warnings
+}
+
+// NewWallEstimated is the summary's estimate of the wall, e, from the
+// calibration c.
+func NewWallEstimated(e calibrate.Estimate, c *calibrate.Calibration) *wire.WallEstimated {
+	f := e.Fit
+	return &wire.WallEstimated{EnergyJoules: wire.Num(e.Joules), UncertaintyJoules: wire.Num(e.UncertaintyJoules),
+		AvgPowerWatts: wire.Num(e.AvgPowerWatts), From: e.From, Extrapolated: e.Extrapolated,
+		Calibration: wire.WallCalibration{CalibratedAt: c.CalibratedAt, InterceptWatts: wire.Num(f.InterceptWatts), Slope: wire.Num(f.Slope),
+			RMSWatts: wire.Num(f.RMSWatts), MaxResidualWatts: wire.Num(f.MaxResidualWatts), RSquared: wire.Num(f.RSquared),
+			MinWatts: wire.Num(f.MinWatts), MaxWatts: wire.Num(f.MaxWatts), Steps: f.Points, PlugKind: c.Plug.Kind, PlugModel: c.Plug.Model}}
 }

@@ -81,6 +81,11 @@ type Summary struct {
 	// Wall is the energy at the wall over the span, as a metered plug
 	// measured it (--wall); null where nothing reads it.
 	Wall *Wall `json:"wall"`
+	// WallEstimated is the energy at the wall estimated from this Mac's
+	// calibration (exopower calibrate) where no plug is read: not a
+	// measurement. Null where there is no calibration of this Mac, or a
+	// plug is read.
+	WallEstimated *WallEstimated `json:"wall_estimated"`
 
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
@@ -110,6 +115,46 @@ type Wall struct {
 	Polls  int        `json:"polls"`
 	Resets int        `json:"resets"`
 	Source WallSource `json:"source"`
+}
+
+// WallEstimated is the energy at the wall over a span estimated from
+// this Mac's calibration: the fit's line of the Mac's average power, held
+// over the span. Not a measurement: what the calibration did not hold
+// (another display brightness, a charging battery, another device on the
+// plug) is not in it.
+type WallEstimated struct {
+	// EnergyJoules is the estimate; UncertaintyJoules the fit's RMS
+	// times the span's duration: the typical error, not a bound.
+	EnergyJoules      Num `json:"energy_joules"`
+	UncertaintyJoules Num `json:"uncertainty_joules"`
+	AvgPowerWatts     Num `json:"avg_power_watts"`
+	// From is "system" where the fit maps the SMC's system power, "soc"
+	// where it maps the SoC's.
+	From string `json:"from"`
+	// Extrapolated says the Mac's power over the span was outside the
+	// range the calibration's steps covered.
+	Extrapolated bool            `json:"extrapolated"`
+	Calibration  WallCalibration `json:"calibration"`
+}
+
+// WallCalibration is the fit an estimate came from: wall = intercept +
+// slope × the Mac's power, over the calibration's steps.
+type WallCalibration struct {
+	// CalibratedAt is when the calibration ended, RFC 3339, UTC.
+	CalibratedAt     string `json:"calibrated_at"`
+	InterceptWatts   Num    `json:"intercept_watts"`
+	Slope            Num    `json:"slope"`
+	RMSWatts         Num    `json:"rms_watts"`
+	MaxResidualWatts Num    `json:"max_residual_watts"`
+	RSquared         Num    `json:"r_squared"`
+	// MinWatts and MaxWatts are the range of the Mac's power the steps
+	// covered.
+	MinWatts Num `json:"min_watts"`
+	MaxWatts Num `json:"max_watts"`
+	Steps    int `json:"steps"`
+	// PlugKind and PlugModel are the plug it was made with.
+	PlugKind  string `json:"plug_kind"`
+	PlugModel string `json:"plug_model"`
 }
 
 // WallSource is the plug a wall figure came from.

@@ -138,14 +138,20 @@ unsigned char CFBooleanGetValue(const void *b) { return use(b, BOOLEAN, __func__
 
 // ---- IOKit
 
+static uint32_t platform_service(void); // platform.c
+
 static long battery_reads; // IORegistryEntryCreateCFProperties's dictionaries made
 
 uint32_t IOServiceGetMatchingService(uint32_t mainPort, const void *matching) {
 	obj *m = use(matching, DICT, __func__);
 	if (mainPort != 0)
 		die("%s: main port %#x, not kIOMainPortDefault (0)", __func__, mainPort);
+	if (m->n == 1 && strcmp(m->items[1]->str, FAKEIO_THIRD_CLASS) == 0) {
+		release(m); // IOKit takes one reference of the matching dictionary, always
+		return platform_service();
+	}
 	if (m->n != 1 || strcmp(m->items[1]->str, FAKEIO_OTHER_CLASS) != 0)
-		die("%s: a service of %s, not " FAKEIO_OTHER_CLASS, __func__, m->items[1]->str);
+		die("%s: a service of %s, not " FAKEIO_OTHER_CLASS " nor " FAKEIO_THIRD_CLASS, __func__, m->items[1]->str);
 	release(m); // IOKit takes one reference of the matching dictionary, always
 	if (is_case("battery-none"))
 		return 0;

@@ -87,11 +87,13 @@ static long index_calls[NCHANS], value_calls[NCHANS];
 			index_calls[i]++; \
 	} while (0)
 // keys: an ENTRY that is AppleSMCKeysEndpoint, which has PSTR; battery:
-// an ENTRY that is AppleSmartBattery.
-#define FAKEIO_FIELDS int keys, battery;
+// an ENTRY that is AppleSmartBattery; platform: one that is
+// IOPlatformExpertDevice (platform.c).
+#define FAKEIO_FIELDS int keys, battery, platform;
 #define FAKEIO_OBJECTS 256
 #define FAKEIO_CLASS "AppleSMC"
 #define FAKEIO_OTHER_CLASS "AppleSmartBattery"
+#define FAKEIO_THIRD_CLASS "IOPlatformExpertDevice"
 #include "fakemac.h"
 
 // A CHANNEL holds its group, subgroup, name and unit, in items in this
@@ -123,6 +125,9 @@ static const char *cases[] = {
 	"battery-none",        // no AppleSmartBattery entry at all
 	"battery-odd",         // values of other types than the keys' own
 	"battery-no-properties", // IORegistryEntryCreateCFProperties fails
+	// IOPlatformExpertDevice's serial number (platform.c):
+	"platform-no-serial", // the entry has no IOPlatformSerialNumber
+	"platform-number",    // its IOPlatformSerialNumber is a CFNumber
 };
 static char the_case[64] = "mac";
 static int later;    // the case applies from the second sample on
@@ -401,6 +406,7 @@ int32_t IOConnectCallStructMethod(uint32_t c, uint32_t selector, const void *in,
 }
 
 #include "battery.c"
+#include "platform.c"
 
 // ---- for the tests
 
