@@ -28,4 +28,12 @@ func TestTheTotalHasNoWallWhereANodeReadsNoPlug(t *testing.T) {
 	if w := sum.Wall; w == nil || w.EnergyJoules != 40 || w.AvgPowerWatts != 20 || w.Source.Address != "2 plugs" || w.Source.Kind != "kasa" {
 		t.Errorf("two plugs of one kind: %+v", w)
 	}
+	// Two Macs behind one plug (a power strip), each serve reading it
+	// whole: the plug once, and said.
+	same := plugged("a", 10)
+	same.Node = "c"
+	sum = Total([]wire.NodeSummary{plugged("a", 10), same, plugged("b", 5)}, nil, time.Now(), time.Second)
+	if w := sum.Wall; w == nil || w.EnergyJoules != 15 || w.Source.Address != "2 plugs" || !strings.Contains(strings.Join(sum.Warnings, "\n"), "nodes a and c read the same plug (kasa at kasa://a)") {
+		t.Errorf("one plug behind two nodes: %+v, warnings %q", w, sum.Warnings)
+	}
 }

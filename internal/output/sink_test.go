@@ -86,6 +86,35 @@ func TestLinesSinkWritesOnePlainLinePerWindow(t *testing.T) {
 	}
 }
 
+// With a plug (watch --wall), each line leads with the wall's power now
+// ("n/a" where it is not fresh), and gives its energy so far; each JSON
+// line has its wall object.
+func TestTheLinesLeadWithTheWall(t *testing.T) {
+	watts := wire.Num(41.5)
+	walls := []*wire.SampleWall{{PowerWatts: &watts, EnergyJoules: 123.25}, {EnergyJoules: 130}}
+	next := func() *wire.SampleWall { w := walls[0]; walls = walls[1:]; return w }
+	term := &fakeTerminal{width: 80, height: 24}
+	s, err := NewSink(SinkConfig{Format: Lines, Terminal: term.terminal(), Wall: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, tot := testWindow()
+	s.Window(w, tot)
+	s.Window(w, tot)
+	want := "12:00:01.500  wall 41.50 W  total 12.85 W  CPU 12.35 W  GPU 0.500 W  ANE 0.000 W  energy 16.00 J  wall energy 123.25 J  thermal Moderate\n" +
+		"12:00:01.500  wall n/a  total 12.85 W  CPU 12.35 W  GPU 0.500 W  ANE 0.000 W  energy 16.00 J  wall energy 130.00 J  thermal Moderate\n"
+	if got := term.String(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	walls = []*wire.SampleWall{{PowerWatts: &watts, EnergyJoules: 123.25}}
+	term = &fakeTerminal{width: 80, height: 24}
+	s, _ = NewSink(SinkConfig{Format: NDJSON, Terminal: term.terminal(), Wall: next})
+	s.Window(w, tot)
+	if got := term.String(); !strings.HasSuffix(got, `,"wall":{"power_watts":41.5,"energy_joules":123.25}}`+"\n") {
+		t.Errorf("the JSON line's wall: %s", got)
+	}
+}
+
 // The NDJSON sink writes one JSON object per line, in the documented
 // shape, the energy cumulative.
 func TestNDJSONSinkWritesASampleLinePerWindow(t *testing.T) {
