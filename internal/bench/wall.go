@@ -180,10 +180,18 @@ type ResultWall struct {
 func (r *Result) finishWall(b *Baseline, unit *string) {
 	var energy, unc, net, perUnit []float64
 	methods := map[string]bool{}
+	uncovered := 0
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		if run.Wall == nil {
 			return
+		}
+		if run.Wall.Coverage < minWallCoverage {
+			// The plug did not answer over it: its 0 J is no
+			// measurement, and is left out, as the Mac's own gaps are
+			// never filled with zeros.
+			uncovered++
+			continue
 		}
 		e := float64(run.Wall.EnergyJoules)
 		energy, unc = append(energy, e), append(unc, float64(run.Wall.UncertaintyJoules))
@@ -195,6 +203,10 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 		if unit != nil && run.Units != nil {
 			perUnit = append(perUnit, e/float64(*run.Units))
 		}
+	}
+	if uncovered > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("at the wall, the plug's readings covered less than %s of %d of the %d runs (it did not answer, or its readings stood still): "+
+			"those runs are left out of the wall's figures", output.Percent(minWallCoverage), uncovered, len(r.Runs)))
 	}
 	if len(energy) == 0 {
 		return
@@ -211,10 +223,14 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 		w.NetEnergyUncertaintyJoules = num(b.Wall.errorWatts() * float64(r.DurationSeconds.Mean))
 	}
 	doubts := w.doubts(float64(r.DurationSeconds.Mean))
-	w.Resolved = len(doubts) == 0
+	w.Resolved = len(doubts) == 0 && uncovered == 0
 	r.Wall = w
 	r.Warnings = append(r.Warnings, doubts...)
 }
+
+// minWallCoverage is the share of a run that the plug's readings must
+// cover for its wall energy to count.
+const minWallCoverage = 0.9
 
 // wallDoubt is the share of a run's mean wall energy that the plug's
 // uncertainty may be before the wall's figure is said to be no

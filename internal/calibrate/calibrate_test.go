@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -222,7 +223,7 @@ func TestTheFileIsWrittenWholeAndPrivateWithoutTheSerial(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "config", "exopower")
 	mac, _ := Identify("Mac14,14", "C02XK0AAJGH5")
 	c := &Calibration{SchemaVersion: SchemaVersion, Type: TypeCalibration, Mac: mac, CalibratedAt: "2026-12-07T10:00:00Z",
-		System: &Fit{InterceptWatts: 4.5, Slope: 1.13}}
+		System: &Fit{InterceptWatts: 4.5, Slope: 1.13, MinWatts: 8, MaxWatts: 40}}
 	if err := Save(dir, c, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -294,6 +295,21 @@ func TestUnderSudoTheFileIsTheUsers(t *testing.T) {
 	if err := Save(locked, c, user); !errors.Is(err, os.ErrPermission) {
 		t.Fatalf("saved into root's directory for the user: %v", err)
 	}
+	// A user's ~/.config that links to a folder of root's alone: root
+	// makes nothing there for them.
+	rootOnly := t.TempDir()
+	os.Chmod(rootOnly, 0o700)
+	linked := t.TempDir()
+	os.Chown(linked, 4321, 4321)
+	if err := os.Symlink(rootOnly, filepath.Join(linked, ".config")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(filepath.Join(linked, ".config", "exopower"), c, user); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("saved through a link into root's folder: %v", err)
+	}
+	if entries, _ := os.ReadDir(rootOnly); len(entries) != 0 {
+		t.Errorf("made in root's folder: %v", entries)
+	}
 }
 
 func TestTheLoadBurnsTheCPUAndStopsWhole(t *testing.T) {
@@ -324,4 +340,30 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano())
+}
+
+// A file edited, or left by an older exopower, is held to the bounds a
+// fit was held to when it was made, and its text is made safe.
+func TestALoadedFitIsHeldToTheBounds(t *testing.T) {
+	mac, _ := Identify("Mac14,14", "C02XK0AAJGH5")
+	for _, c := range []struct {
+		name string
+		fit  Fit
+	}{
+		{"a negative slope", Fit{Slope: -5, MinWatts: 8, MaxWatts: 40}},
+		{"a negative error", Fit{Slope: 1.1, RMSWatts: -3, MinWatts: 8, MaxWatts: 40}},
+		{"no range", Fit{Slope: 1.1, MinWatts: 8, MaxWatts: 8}},
+	} {
+		var b bytes.Buffer
+		Encode(&b, &Calibration{SchemaVersion: SchemaVersion, Type: TypeCalibration, Mac: mac, System: &c.fit})
+		if _, err := Decode(&b); err == nil || !strings.Contains(err.Error(), "calibrate again") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	var b bytes.Buffer
+	Encode(&b, &Calibration{SchemaVersion: SchemaVersion, Type: TypeCalibration, Mac: mac, CalibratedAt: "\x1b[2Jtoday", Plug: Plug{Model: "SNPL\x1b]0;owned\a"},
+		System: &Fit{Slope: 1.1, MinWatts: 8, MaxWatts: 40}})
+	if got, err := Decode(&b); err != nil || strings.ContainsAny(got.Plug.Model+got.Date(), "\x1b\a") {
+		t.Errorf("%v: %q %q", err, got.Plug.Model, got.Date())
+	}
 }

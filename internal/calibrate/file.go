@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/exopower/exopower/internal/access"
 )
@@ -16,34 +17,57 @@ import (
 // file beside it (mode 0600), synced, then renamed over the old one, so
 // that a reader sees the old calibration or the new, never half of one.
 // dir is made, mode 0700, where it is missing, and so are its parents.
-// Under sudo (owner set) what is made belongs to owner, and dir must be
-// one that owner may write to: root writes only where the user may.
+// Under sudo (owner set) root writes only where the user may: a folder
+// is made only in one the user may write to, and given to them, and the
+// file is written only into a folder that is the user's own, held open
+// from the check to the rename (os.Root), so that a folder swapped for a
+// link between them leads nowhere else.
 func Save(dir string, c *Calibration, owner *syscall.Credential) error {
 	if err := makeDir(dir, owner); err != nil {
 		return err
 	}
-	if owner != nil {
-		if err := access.Check(dir, owner, access.Write|access.Execute); err != nil {
-			return err
-		}
+	root, err := ownRoot(dir, owner)
+	if err != nil {
+		return err
 	}
+	defer root.Close()
 	var b bytes.Buffer
 	if err := Encode(&b, c); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".calibration-*.json") // mode 0600
+	tmp := fmt.Sprintf(".calibration-%d-%d.json", os.Getpid(), time.Now().UnixNano())
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	err = writeSynced(f, b.Bytes(), owner)
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, FileName))
+		err = root.Rename(tmp, FileName)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		root.Remove(tmp)
 	}
 	return err
+}
+
+// ownRoot opens dir, and under sudo (owner set) refuses it unless it is
+// owner's own.
+func ownRoot(dir string, owner *syscall.Credential) (*os.Root, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil || owner == nil {
+		return root, err
+	}
+	fi, err := root.Stat(".")
+	if err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != owner.Uid {
+			err = fmt.Errorf("%s is not the folder of the user who ran sudo, who alone may have it written to: %w", dir, os.ErrPermission)
+		}
+	}
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
 }
 
 // writeSynced writes b to f, gives f to owner (when set), syncs it and
@@ -71,8 +95,15 @@ func makeDir(dir string, owner *syscall.Credential) error {
 		}
 		return nil
 	}
-	if parent := filepath.Dir(dir); parent != dir {
+	parent := filepath.Dir(dir)
+	if parent != dir {
 		if err := makeDir(parent, owner); err != nil {
+			return err
+		}
+	}
+	if owner != nil {
+		// Root makes a folder only where the user could have.
+		if err := access.Check(parent, owner, access.Write|access.Execute); err != nil {
 			return err
 		}
 	}
@@ -103,14 +134,13 @@ func Load(dir string, cred *syscall.Credential) (*Calibration, error) {
 // Remove removes dir/FileName, where owner (nil: exopower itself) may.
 // A missing file is fs.ErrNotExist.
 func Remove(dir string, owner *syscall.Credential) error {
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Lstat(path); err != nil {
+	if _, err := os.Lstat(filepath.Join(dir, FileName)); err != nil {
 		return err
 	}
-	if owner != nil {
-		if err := access.Check(dir, owner, access.Write|access.Execute); err != nil {
-			return err
-		}
+	root, err := ownRoot(dir, owner)
+	if err != nil {
+		return err
 	}
-	return os.Remove(path)
+	defer root.Close()
+	return root.Remove(FileName)
 }

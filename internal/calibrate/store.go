@@ -1,14 +1,18 @@
 package calibrate
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
+
+	"github.com/exopower/exopower/internal/safe"
 )
 
 // SchemaVersion is the calibration file's version: fields may be added,
@@ -102,7 +106,34 @@ func Decode(r io.Reader) (*Calibration, error) {
 	case c.Mac.HWModel == "" || c.Mac.SerialSHA256 == "":
 		return nil, errors.New("it names no Mac")
 	}
+	// A file edited, or of an older exopower, is held to the bounds a
+	// fit was held to when it was made: an estimate never comes from a
+	// line that could not be trusted then.
+	for _, f := range []struct {
+		name string
+		fit  *Fit
+		b    Bounds
+	}{{"system", c.System, SystemBounds}, {"soc", c.SoC, SoCBounds}} {
+		if f.fit == nil {
+			continue
+		}
+		if err := f.b.Check(*f.fit); err != nil || !finiteFit(*f.fit) {
+			return nil, fmt.Errorf("its %s fit cannot be trusted (%v): calibrate again", f.name, cmp.Or(err, errors.New("a figure is no number")))
+		}
+	}
+	c.Plug.Kind, c.Plug.Model, c.Mac.HWModel, c.CalibratedAt = safe.Text(c.Plug.Kind), safe.Text(c.Plug.Model), safe.Text(c.Mac.HWModel), safe.Text(c.CalibratedAt)
 	return &c, nil
+}
+
+// finiteFit says whether every figure of f is a number, and its errors
+// no lower than 0.
+func finiteFit(f Fit) bool {
+	for _, v := range []float64{f.Slope, f.InterceptWatts, f.RMSWatts, f.MaxResidualWatts, f.MinWatts, f.MaxWatts, f.RSquared} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return f.RMSWatts >= 0 && f.MaxResidualWatts >= 0
 }
 
 // Date is the day of the calibration, as people read it.

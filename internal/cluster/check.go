@@ -123,6 +123,12 @@ func checkReading(r *wire.Reading, ended bool) error {
 	if err := checkPower("peak_power_watts", s.PeakPowerWatts); err != nil {
 		return err
 	}
+	// An estimate from a calibration is the node's own business: the
+	// total sums what was measured.
+	s.WallEstimated = nil
+	if err := checkWall(s.Wall, secs); err != nil {
+		return err
+	}
 	// Made here from the figures just checked, whatever the node said
 	// (a serve older than the field says nothing); energy crowded into a
 	// sliver of covered time is power no Mac draws.

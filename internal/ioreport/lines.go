@@ -158,6 +158,9 @@ func parseHeader(b []byte, long bool) (Header, error) {
 	case h.SchemaVersion != 1 && h.SchemaVersion != plugSchema:
 		return h, fmt.Errorf("line 1: %w: schema_version %d, where the first is 1", ErrBrokenHeader, h.SchemaVersion)
 	}
+	if err := h.Wall.check(); err != nil {
+		return h, fmt.Errorf("line 1: %w: its plug's %v", ErrBrokenHeader, err)
+	}
 	return h, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/exopower/exopower/internal/safe"
 )
 
 // PlugInfo is the metered plug a recording holds the readings of
@@ -22,6 +24,39 @@ type PlugInfo struct {
 	HasPower                bool    `json:"has_power"`
 	IntervalSeconds         float64 `json:"interval_seconds"`
 }
+
+// Bounds of a plug in a recording's header: a plug is read at least
+// every hour and at most ten times a second, and counts at most in whole
+// kilowatt-hours (a Tasmota at EnergyRes 0).
+const (
+	minPlugInterval   = 0.1
+	maxPlugInterval   = 3600.0
+	maxPlugResolution = 3.6e6
+)
+
+// check refuses a plug that no recording of exopower's names (a nil one
+// is none), and makes its text safe to print.
+func (p *PlugInfo) check() error {
+	if p == nil {
+		return nil
+	}
+	switch r := p.CounterResolutionJoules; {
+	case !(p.IntervalSeconds >= minPlugInterval && p.IntervalSeconds <= maxPlugInterval):
+		return fmt.Errorf("interval_seconds %v is outside [%g, %g]", p.IntervalSeconds, minPlugInterval, maxPlugInterval)
+	case p.HasCounter && !(r > 0 && r <= maxPlugResolution):
+		return fmt.Errorf("counter_resolution_joules %v is outside (0, %g]", r, maxPlugResolution)
+	case !p.HasCounter && r != 0:
+		return fmt.Errorf("counter_resolution_joules %v without a counter", r)
+	case !p.HasCounter && !p.HasPower:
+		return fmt.Errorf("has neither a counter nor a power")
+	}
+	p.Kind, p.Model, p.Firmware, p.Name, p.Address = safe.Text(p.Kind), safe.Text(p.Model), safe.Text(p.Firmware), safe.Text(p.Name), safe.Text(p.Address)
+	return nil
+}
+
+// maxPlugReadings bounds the plug's readings a recording's are kept of:
+// a week at a second, 48 MiB; the rest are left out, and said to be.
+const maxPlugReadings = 1 << 20
 
 // PlugReading is one good reading of the plug, placed on the recording's
 // timeline as its IOReport readings are.
@@ -73,6 +108,10 @@ func (rec *Recording) parsePlug(b []byte) error {
 	if rec.otherPlug {
 		return nil // another plug's: not the header's
 	}
+	if len(rec.plug) >= maxPlugReadings {
+		rec.plugLeftOut++
+		return nil
+	}
 	if rec.origin.IsZero() {
 		return fmt.Errorf("a plug's reading before the first reading: it has no place on the timeline")
 	}
@@ -85,6 +124,12 @@ func (rec *Recording) parsePlug(b []byte) error {
 	}
 	if math.IsNaN(r.Power) || math.IsInf(r.Power, 0) || math.IsNaN(r.Counter) || math.IsInf(r.Counter, 0) || (!r.HasPower && !r.HasCounter) {
 		return fmt.Errorf("a plug's reading without a power or an energy that is a number")
+	}
+	if n := len(rec.plug); n > 0 && !r.At.After(rec.plug[n-1].At) {
+		// A plug's readings come in the order they were taken: one
+		// that goes back cannot be placed, and is left out.
+		rec.plugLeftOut++
+		return nil
 	}
 	rec.plug = append(rec.plug, r)
 	return nil
@@ -107,8 +152,12 @@ func (rec *Recording) joinPlug(b []byte) {
 
 // plugWarnings say what of the plug's readings was left out.
 func (rec *Recording) plugWarnings() []string {
+	var ws []string
 	if rec.otherPlug && rec.header.Wall != nil {
-		return []string{"the file joins recordings of different plugs, or one without: the wall is from the first recording's plug alone, and the rest of the time is not covered"}
+		ws = append(ws, "the file joins recordings of different plugs, or one without: the wall is from the first recording's plug alone, and the rest of the time is not covered")
 	}
-	return nil
+	if rec.plugLeftOut > 0 {
+		ws = append(ws, fmt.Sprintf("%d of the plug's readings were left out: taken before the one before them, or past the %d kept", rec.plugLeftOut, maxPlugReadings))
+	}
+	return ws
 }

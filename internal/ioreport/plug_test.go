@@ -2,6 +2,7 @@ package ioreport
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,44 @@ func TestAPlugsReadingThatCannotBeIsRefused(t *testing.T) {
 	}
 	if _, err := NewRecording(strings.NewReader(`{"type":"ioreport-recording","schema_version":3}` + "\n")); err == nil || !strings.Contains(err.Error(), "reads versions 1 and 2") {
 		t.Errorf("schema 3: %v", err)
+	}
+}
+
+// A header's plug that no exopower wrote is a broken header, and its
+// text is made safe; a plug's reading that goes back in time is left out,
+// and said to be.
+func TestARecordingsPlugIsHeldToBounds(t *testing.T) {
+	start := time.Unix(1796300000, 0)
+	for _, c := range []struct {
+		name string
+		edit func(*PlugInfo)
+		want string
+	}{
+		{"an interval that overflows", func(p *PlugInfo) { p.IntervalSeconds = 5e9 }, "interval_seconds"},
+		{"a counter in counts of nothing", func(p *PlugInfo) { p.CounterResolutionJoules = 0 }, "counter_resolution_joules"},
+		{"a negative count", func(p *PlugInfo) { p.CounterResolutionJoules = -1 }, "counter_resolution_joules"},
+		{"a count beyond a kilowatt-hour", func(p *PlugInfo) { p.CounterResolutionJoules = 1e12 }, "counter_resolution_joules"},
+		{"neither counter nor power", func(p *PlugInfo) { p.HasCounter, p.HasPower, p.CounterResolutionJoules = false, false, 0 }, "neither"},
+	} {
+		p := *testPlug
+		c.edit(&p)
+		_, err := NewRecording(strings.NewReader(plugRecording(t, start, &p)))
+		if !errors.Is(err, ErrBrokenHeader) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	p := *testPlug
+	p.Model, p.Address = "SNPL\x1b]0;owned\a", "shelly://10.0.0.20\r\x1b[31mFAKE"
+	back := `{"type":"wall","mono_ns":100000000,"unix_ns":1,"power_w":3000}` + "\n"
+	rec, err := NewRecording(strings.NewReader(plugRecording(t, start, &p, back)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampler.RecordingWindows(rec, Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	info, readings := rec.Plug()
+	if strings.ContainsAny(info.Model+info.Address, "\x1b\a\r") || len(readings) != 10 || !strings.Contains(strings.Join(rec.Warnings(), "\n"), "1 of the plug's readings were left out") {
+		t.Errorf("plug %q %q, %d readings, warnings %q", info.Model, info.Address, len(readings), rec.Warnings())
 	}
 }

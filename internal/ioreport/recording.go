@@ -159,8 +159,9 @@ type Recording struct {
 	// plug is the plug's readings (record --wall), in their order;
 	// otherPlug says that a recording joined on named another plug, or
 	// none, whose readings are left out.
-	plug      []PlugReading
-	otherPlug bool
+	plug        []PlugReading
+	otherPlug   bool
+	plugLeftOut int
 }
 
 // NewRecording reads r's header: ErrNotRecording when r's first line is

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +55,10 @@ func (c *wallCollector) Collect(ch chan<- prometheus.Metric) {
 	metric(c.polls, prometheus.CounterValue, float64(st.Polls))
 	metric(c.failures, prometheus.CounterValue, float64(st.Failures))
 	metric(c.resets, prometheus.CounterValue, float64(t.Resets))
-	metric(c.info, prometheus.GaugeValue, 1, info.Kind, info.Model, info.Firmware, info.Address)
+	// A label that is not UTF-8 would fail the whole scrape: the
+	// address is the user's own flag, the rest made safe already.
+	label := func(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
+	metric(c.info, prometheus.GaugeValue, 1, label(info.Kind), label(info.Model), label(info.Firmware), label(info.Address))
 	if info.HasCounter {
 		metric(c.resolution, prometheus.GaugeValue, info.CounterResolution)
 	}

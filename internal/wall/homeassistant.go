@@ -127,10 +127,17 @@ func (p *homeAssistant) value(ctx context.Context, entity string, units map[stri
 		return 0, 0, 0, fmt.Errorf("%s: %s: its state %q is not a number", p.addr, entity, p.secrets.text(*s.State))
 	}
 	if _, frac, ok := strings.Cut(*s.State, "."); ok && !strings.ContainsAny(frac, "eE") {
-		digits = len(frac)
+		// No meter counts finer than a millionth of its unit (a
+		// milliwatt-hour of kWh): more decimals are a float's noise,
+		// which would make one count of the counter nothing.
+		digits = min(len(frac), maxHADigits)
 	}
 	return x, unit, digits, nil
 }
+
+// maxHADigits is the most decimals of a Home Assistant state taken as
+// the sensor's resolution.
+const maxHADigits = 6
 
 func unitList(units map[string]float64) string {
 	if _, ok := units["Wh"]; ok {

@@ -42,7 +42,10 @@ func TestHostileAnswersAreRefused(t *testing.T) {
 		{"a huge body is cut at 64 KiB and refused", fakeplug.HugeBody, allKinds, "larger than 64 KiB"},
 		{"huge headers are refused", fakeplug.HugeHeader, allKinds[:4], "headers exceeded"},
 		{"an error that echoes the credentials is shown without them", fakeplug.EchoInError, allKinds[:4], "answered 500"},
-		{"a power reading that is not a number is refused", fakeplug.NaNPower, allKinds, "not"},
+		// JSON holds no NaN: a plug that writes one writes no JSON. Home
+		// Assistant's state is a string, which may say NaN.
+		{"a power reading of NaN is not JSON", fakeplug.NaNPower, []fakeplug.Kind{fakeplug.ShellyGen2, fakeplug.ShellyGen1, fakeplug.Tasmota, fakeplug.Kasa}, "not the JSON expected"},
+		{"a power reading that is not a number is refused", fakeplug.NaNPower, []fakeplug.Kind{fakeplug.HomeAssistant}, "is not a number"},
 		{"a negative power reading is refused with its reason", fakeplug.NegativePower, allKinds, "negative"},
 		{"a power beyond any Mac's is refused with its reason", fakeplug.HugePower, allKinds, "more than any Mac draws"},
 		{"a redirect is not followed, and its address shown without credentials", fakeplug.Redirect, allKinds[:4], "does not follow"},

@@ -14,6 +14,10 @@ const DefaultInterval = time.Second
 // readings change no faster, and a plug polled faster slows down.
 const MinInterval = 100 * time.Millisecond
 
+// MaxInterval is the longest: a plug read less often than hourly
+// measures nothing a span needs, and twice it must not overflow.
+const MaxInterval = time.Hour
+
 // keep is how long a Meter keeps its polls, and maxPolls how many at
 // most: a day at 1 s, a few hours at the shortest interval.
 const (
@@ -67,7 +71,7 @@ func NewMeter(p Plug, interval time.Duration, now func() time.Time) *Meter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Meter{plug: p, interval: max(interval, MinInterval), now: now, soon: make(chan struct{}, 1), polled: make(chan struct{})}
+	return &Meter{plug: p, interval: min(max(interval, MinInterval), MaxInterval), now: now, soon: make(chan struct{}, 1), polled: make(chan struct{})}
 }
 
 // PollSoon asks Run to poll the plug now, out of turn, without waiting

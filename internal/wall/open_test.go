@@ -148,3 +148,20 @@ func TestADeviceOfNoKnownKindIsNamedAsSuch(t *testing.T) {
 	}
 	noSecrets(t, "the error", err.Error())
 }
+
+// A Home Assistant state of many decimals (a float's noise) does not
+// make one count of its counter nothing: a millionth of its unit at the
+// finest.
+func TestAHomeAssistantStatesNoiseIsNoResolution(t *testing.T) {
+	f := fakeplug.New(fakeplug.Config{Kind: fakeplug.HomeAssistant, Token: token, HAUnit: "kWh", HADecimals: 15, Profile: fakeplug.Constant(40)})
+	p, err := open(t, start(t, f), wall.Credentials{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Info().CounterResolution; math.Abs(got-3.6) > 1e-9 {
+		t.Errorf("one count is %g J, want 3.6 J (a millionth of a kWh)", got)
+	}
+}

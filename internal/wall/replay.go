@@ -33,10 +33,16 @@ func (m *Meter) Since(t time.Time) []Timed {
 func (s *Session) Since(t time.Time) []Timed { return s.meter.Since(t) }
 
 // WaitAfter asks for a reading now and waits, as long as a read may
-// take, for one taken after t: so that the end of a recording is held by
-// a reading, as a span's is.
+// take, for one taken after t: so that the end of a span or a recording
+// is held by a reading. While the plug's newest read failed, it does not
+// wait.
 func (s *Session) WaitAfter(ctx context.Context, t time.Time) {
 	s.meter.PollSoon()
+	if s.meter.failing() {
+		// A plug that did not answer its last read will not answer
+		// this one sooner: a bench's every run would wait for it.
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.meter.interval+DefaultTimeout)
 	defer cancel()
 	s.meter.After(ctx, t)
@@ -45,10 +51,14 @@ func (s *Session) WaitAfter(ctx context.Context, t time.Time) {
 // Replay is a meter over readings taken before, in their order (a
 // recording's), of a plug that was info, polled every interval: its
 // Energy over a span is what a live meter's was. A reading that cannot
-// be true is kept as a failed poll, as a live one would have been.
+// be true is kept as a failed poll, as a live one would have been; one
+// not after the one before it is left out.
 func Replay(info Info, interval time.Duration, readings []Timed) *Meter {
 	m := NewMeter(replayed{info}, interval, nil)
 	for _, r := range readings {
+		if n := len(m.polls); n > 0 && !r.At.After(m.polls[n-1].at) {
+			continue // out of order: a meter's polls are in time's
+		}
 		p := poll{at: r.At, r: r.Reading, ok: check(r.Reading) == nil}
 		m.stats.Polls++
 		if !p.ok {
@@ -67,3 +77,10 @@ type replayed struct{ info Info }
 func (p replayed) Info() Info                            { return p.info }
 func (p replayed) Read(context.Context) (Reading, error) { return Reading{}, ErrClosed }
 func (p replayed) Close() error                          { return nil }
+
+// failing says whether the meter's newest poll failed.
+func (m *Meter) failing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.polls) > 0 && !m.polls[len(m.polls)-1].ok
+}

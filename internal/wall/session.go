@@ -70,12 +70,10 @@ func (s *Session) Finish(from, to time.Time) Span {
 // bench or a serve: it asks for a reading now and waits for one taken
 // after to, so that the span's end is held by a reading, as Finish's is;
 // the wait is bounded as a read is, and a plug that does not answer
-// leaves the end uncovered rather than holding the span's end up.
+// leaves the end uncovered rather than holding the span's end up (nor
+// waits at all while its newest read failed).
 func (s *Session) Span(ctx context.Context, from, to time.Time) Span {
-	s.meter.PollSoon()
-	ctx, cancel := context.WithTimeout(ctx, s.meter.interval+DefaultTimeout)
-	s.meter.After(ctx, to)
-	cancel()
+	s.WaitAfter(ctx, to)
 	return s.meter.Energy(from, to)
 }
 
