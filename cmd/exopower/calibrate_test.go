@@ -141,6 +141,17 @@ func runEstimates(t *testing.T, home string, c *calibrate.Calibration) {
 	}
 	from, to := spanOf(t, sum.StartedAt, secs)
 	within(t, "the wall estimated", float64(e.EnergyJoules), wallA*secs+wallB*calSine.Energy(from, to), 15)
+	// watch's summary has it too: the fit's line over its own energy.
+	out, stderr, status = outputOf(t, calibrating(t, home, "C02TESTSERIAL", "watch", "--json", "--source", "ioreport", "-i", "100ms", "-n", "3"))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var w wire.Summary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &w); err != nil || status != 0 || w.WallEstimated == nil || w.EnergyJoules.System == nil {
+		t.Fatalf("watch: status %d, %v, wall_estimated %+v:\n%s", status, err, w.WallEstimated, stderr)
+	}
+	secs = float64(w.DurationSeconds)
+	if want := c.System.InterceptWatts*secs + c.System.Slope*float64(*w.EnergyJoules.System); math.Abs(float64(w.WallEstimated.EnergyJoules)-want) > 1e-6*want {
+		t.Errorf("watch's estimate %v J, want %v J", float64(w.WallEstimated.EnergyJoules), want)
+	}
 }
 
 // On a machine whose serial number cannot be read, calibrate runs

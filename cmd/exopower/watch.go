@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/cluster"
@@ -105,6 +107,9 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	sum := output.NewSummary(res, span.Start, o.interval)
 	sum.Title = "watch"
 	addWall(sum, plug, span.Start, end)
+	if id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ()); plug == nil && err == nil {
+		addWallEstimate(sum, res, id)
+	}
 	return o.finish(s, sum, feed, err)
 }
 
