@@ -155,7 +155,7 @@ func (o *benchOptions) validate() error {
 		return cli.Fail(attrib.ErrNodes)
 	}
 	if o.wall.url != "" && o.nodes.Given() {
-		return cli.Fail(errors.New("--wall reads this Mac's plug: not with --node yet"), "measure the wall of one Mac at a time, without --node")
+		return errWallWithNodes("run --node sums them; bench does not yet")
 	}
 	return o.commonOptions.validate()
 }

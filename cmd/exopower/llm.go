@@ -90,7 +90,7 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string) e
 		return err
 	}
 	if o.wall.url != "" && o.nodes.Given() {
-		return cli.Fail(errors.New("--wall reads this Mac's plug: not with --node yet"), "measure the wall of one Mac at a time, without --node")
+		return errWallWithNodes("run --node sums them; llm does not yet")
 	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {

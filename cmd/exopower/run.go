@@ -164,7 +164,7 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 		return child.Command{}, cli.Fail(attrib.ErrNodes)
 	}
 	if o.wall.url != "" && o.nodes.Given() {
-		return child.Command{}, cli.Fail(errors.New("--wall reads this Mac's plug, not the nodes'"), "give each node's exopower serve its own plug (serve --wall URL): --node sums them")
+		return child.Command{}, errWallWithNodes("--node sums them")
 	}
 	if err := o.files.Check(id.Cred); err != nil {
 		return child.Command{}, err

@@ -94,6 +94,14 @@ func addWall(sum *wire.Summary, plug *wall.Session, from, to time.Time) {
 	sum.Warnings = append(sum.Warnings, warnings...)
 }
 
+// errWallWithNodes refuses --wall with --node: the plug is this Mac's,
+// and each node's serve reads its own (serve --wall). where says what
+// of the nodes' walls the command gives: run sums them, the others not
+// yet.
+func errWallWithNodes(where string) error {
+	return cli.Fail(errors.New("--wall reads this Mac's plug, not the nodes': not with --node"), "give each node's exopower serve its own plug (serve --wall URL): "+where)
+}
+
 // startAsSelf opens the plug of --wall, read as the user who ran exopower
 // (its credentials file too), for a command with no command of the
 // user's to run as (serve, watch); nil without --wall.

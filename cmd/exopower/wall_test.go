@@ -123,4 +123,8 @@ func TestRunRefusesAPlugItCannotRead(t *testing.T) {
 			t.Errorf("%s: status %d, stderr %s", c.name, code, stderr)
 		}
 	}
+	// The plug is this Mac's: each node's serve reads its own.
+	if sum, stderr, code := runWall(t, url, nil, "1", "--node", "http://127.0.0.1:1"); code != 125 || sum != nil || !strings.Contains(stderr, "not with --node") || !strings.Contains(stderr, "serve --wall URL") {
+		t.Errorf("with --node: status %d, stderr %s", code, stderr)
+	}
 }

@@ -67,7 +67,7 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 			return cli.Fail(errors.New("--from and --node cannot go together"), "watch a stream with --from, or Macs with --node")
 		}
 		if o.wall.url != "" {
-			return cli.Fail(errors.New("--wall reads this Mac's plug, not the nodes'"), "give each node's exopower serve its own plug (serve --wall URL): a span over the nodes sums them")
+			return errWallWithNodes("run --node sums them")
 		}
 		return o.watchNodes(ctx, s)
 	}
