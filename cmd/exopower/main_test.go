@@ -67,19 +67,36 @@ func fakeOpenAIMain() {
 	os.Exit(code)
 }
 
-// plainFake runs the tests with the plain fake powermetrics, when there
-// is one (fakepm.Plain), first in PATH: before the folder of this
-// binary's commands, which testscript.Main puts there before it runs
-// them.
+// plainExopowerEnv names the environment variable that gives the path
+// of this package's test binary built without the race detector, named
+// exopower, which .ci/run builds: the end-to-end tests then start it as
+// exopower rather than this race-instrumented binary. They start
+// exopower hundreds of times, each race-instrumented start and run costs
+// several times a plain one's CPU, and the CPU is what bounds the suite
+// on a 2-core machine. The race detector still reads every package's own
+// tests, where exopower's concurrency lives (the sampler, serve, the
+// cluster, llm, bench, wall, child), and this package's tests that run
+// in process; without the variable (go test -race ./cmd/exopower), the
+// exopower started is race-instrumented too.
+const plainExopowerEnv = "EXOPOWER_TEST_EXOPOWER"
+
+// plainFake runs the tests with the plain fake powermetrics and the
+// plain exopower, where there are (fakepm.Plain, plainExopowerEnv),
+// first in PATH: before the folder of this binary's commands, which
+// testscript.Main puts there before it runs them.
 type plainFake struct{ m *testing.M }
 
 func (p plainFake) Run() int {
-	if fake := fakepm.Plain(); fake != "" {
-		if filepath.Base(fake) != "fake-powermetrics" || !filepath.IsAbs(fake) {
-			fmt.Fprintf(os.Stderr, "%s=%s: want the absolute path of a file named fake-powermetrics\n", fakepm.PlainEnv, fake)
+	for env, name := range map[string]string{fakepm.PlainEnv: "fake-powermetrics", plainExopowerEnv: "exopower"} {
+		path := os.Getenv(env)
+		if path == "" {
+			continue
+		}
+		if filepath.Base(path) != name || !filepath.IsAbs(path) {
+			fmt.Fprintf(os.Stderr, "%s=%s: want the absolute path of a file named %s\n", env, path, name)
 			return 2
 		}
-		os.Setenv("PATH", filepath.Dir(fake)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+		os.Setenv("PATH", filepath.Dir(path)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	}
 	return p.m.Run()
 }
