@@ -155,7 +155,7 @@ func (o *benchOptions) validate() error {
 		return cli.Fail(attrib.ErrNodes)
 	}
 	if o.wall.url != "" && o.nodes.Given() {
-		return errWallWithNodes("run --node sums them; bench does not yet")
+		return errWallWithNodes("bench --node sums them")
 	}
 	return o.commonOptions.validate()
 }

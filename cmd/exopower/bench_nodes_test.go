@@ -7,14 +7,23 @@ import (
 	"testing"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/fakeplug"
 )
 
 // Each run over two nodes is one span on each, and its energy their sum:
 // within 1 % of the sum of the fake's exact integrals over the nodes'
-// spans. The baseline is measured over both nodes too.
+// spans. The baseline is measured over both nodes too. Each node's serve
+// reads its own plug (30 W and 50 W): each run's wall is their sum, and
+// the idle power at the wall too.
 func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 	t.Parallel() // it waits on its nodes in real time, not on the CPU
-	nodes := []*served{startNode(t, "steady", "0=10,2,0.5"), startNode(t, "uneven", "0=3,1,0", "FAKEPM_SEED=7")}
+	plugs := make([]*fakeplug.Fake, 2)
+	var urls [2]string
+	for i, w := range []float64{30, 50} {
+		plugs[i], urls[i] = plug(t, fakeplug.ShellyGen2, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(w) })
+	}
+	nodes := []*served{startServe(t, "0=10,2,0.5", nil, "-i", "100ms", "--node-name", "steady", "--wall", urls[0]),
+		startServe(t, "0=3,1,0", []string{"FAKEPM_SEED=7"}, "-i", "100ms", "--node-name", "uneven", "--wall", urls[1])}
 	cmd, _ := exopowerCmd(t, "bench", "--json", "-r", "2", "--baseline", "1s", "--node", nodes[0].url, "--node", nodes[1].url, "sleep 0.5")
 	out, err := cmd.Output()
 	if err != nil {
@@ -36,6 +45,15 @@ func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 			want += truth(t, n, run.Nodes[i])
 		}
 		within(t, "run's total", float64(run.EnergyJoules.Total), want, 1)
+		var wall float64
+		for i, f := range plugs {
+			n := run.Nodes[i]
+			wall += f.Energy(mustTime(t, n.StartedAt), mustTime(t, n.EndedAt))
+		}
+		if run.Wall == nil {
+			t.Fatalf("a run over two nodes with plugs has no wall")
+		}
+		within(t, "run's wall", float64(run.Wall.EnergyJoules), wall, 1)
 	}
 	b := rep.Baseline
 	if b == nil || b.Before == nil || b.After == nil {
@@ -44,6 +62,10 @@ func TestBenchOverTwoNodesSumsThem(t *testing.T) {
 	// The nodes draw a constant 12.5 W and 4 W (the second in windows of
 	// uneven length): the idle power is their sum.
 	within(t, "idle power of both", float64(b.PowerWatts), 12.5+4, 1)
+	if b.Wall == nil || rep.Results[0].Wall == nil {
+		t.Fatalf("no wall in the baseline (%+v) or the result (%+v)", b.Wall, rep.Results[0].Wall)
+	}
+	within(t, "idle power of both at the wall", float64(b.Wall.PowerWatts), 30+50, 1)
 	if math.IsNaN(float64(b.PowerWatts)) || b.Before.Windows < 2 {
 		t.Errorf("baseline %+v", b.Before)
 	}

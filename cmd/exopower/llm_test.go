@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/fakellm"
+	"github.com/exopower/exopower/internal/fakeplug"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/llm"
 	"github.com/exopower/exopower/internal/wire"
@@ -360,9 +361,13 @@ func TestLLMOverTwoNodes(t *testing.T) {
 	dir := t.TempDir()
 	_, url, cfg := modelServer(t, dir, nil)
 	env := []string{fakepm.OverridesEnv + "=" + cfg.Overrides}
+	// Each node's serve reads its own plug: the run at the wall is
+	// their sum.
+	f1, plug1 := plug(t, fakeplug.ShellyGen2, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(30) })
+	f2, plug2 := plug(t, fakeplug.Tasmota, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(50) })
 	nodes := []*served{
-		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac1"),
-		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac2"),
+		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac1", "--wall", plug1),
+		startServe(t, idleProfile, env, "-i", "20ms", "--node-name", "mac2", "--wall", plug2),
 	}
 	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "--node", nodes[0].url, "--node", nodes[1].url, "-r", "3", "--baseline", "1s", "-i", "20ms", url)
 	if code != 0 || rep == nil || len(rep.Nodes) != 2 || rep.Baseline == nil || len(rep.Baseline.Nodes) != 2 {
@@ -391,9 +396,15 @@ func TestLLMOverTwoNodes(t *testing.T) {
 		withinJoules(t, "prefill, summed", float64(q.Prefill.EnergyJoules), 2*power.Energy(sent, first).Total(), 2*prefillBound)
 	}
 	withinJoules(t, "net J per output token, cluster", float64(res.Figures.SoC.NetJoulesPerOutputToken.Mean), 2*cfg.NetDecodeJoules(idleWatts)/15, 2*decodeBound/15)
-	for _, ns := range res.Run.Summary.Nodes {
+	var wall float64
+	for i, ns := range res.Run.Summary.Nodes {
 		within(t, "the run on "+ns.Node, float64(ns.EnergyJoules.Total), nodeSpanTruth(t, power, ns), 1)
+		wall += []*fakeplug.Fake{f1, f2}[i].Energy(mustTime(t, ns.StartedAt), mustTime(t, ns.EndedAt))
 	}
+	if w := res.Run.Summary.Wall; w == nil || res.Run.Wall == nil || res.Run.Wall.JoulesPerOutputToken == nil {
+		t.Fatalf("the run over two nodes with plugs: wall %+v, %+v", w, res.Run.Wall)
+	}
+	within(t, "the run at the wall, both plugs", float64(res.Run.Summary.Wall.EnergyJoules), wall, 1)
 }
 
 // nodeSpanTruth is the fake's exact energy over a node's span, by its

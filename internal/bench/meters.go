@@ -108,7 +108,8 @@ func (n *NodesMeter) Idle(ctx context.Context, d time.Duration, sleep func(time.
 	// Each node's power over its own span: a remote node's span ends
 	// when the request reaches it, not at at.
 	s := IdleSpan{Start: from, Window: Window{HasSystem: true}}
-	for _, ns := range n.End(ctx, at, 0, "").Nodes {
+	run := n.End(ctx, at, 0, "")
+	for _, ns := range run.Nodes {
 		if secs := float64(ns.DurationSeconds); secs > 0 {
 			s.Watts += float64(ns.EnergyJoules.Total) / secs
 			if sys := ns.EnergyJoules.System; sys != nil {
@@ -119,7 +120,25 @@ func (n *NodesMeter) Idle(ctx context.Context, d time.Duration, sleep func(time.
 		s.Windows += ns.Samples
 	}
 	s.Seconds = at.Sub(from).Seconds()
+	s.Wall = nodesIdleWall(run)
 	return s, nil
+}
+
+// nodesIdleWall is an idle piece at the wall over the nodes: their
+// plugs' energy (each plug once) over the nodes' own spans, as long on
+// average as the nodes' (a remote node's span runs from when the
+// requests reach it); nil where the nodes read no plug.
+func nodesIdleWall(run Run) *WallPiece {
+	w := run.Wall
+	if w == nil || len(run.Nodes) == 0 {
+		return nil
+	}
+	var secs float64
+	for _, ns := range run.Nodes {
+		secs += float64(ns.DurationSeconds)
+	}
+	secs /= float64(len(run.Nodes))
+	return &WallPiece{Seconds: secs * float64(w.Coverage), Joules: float64(w.EnergyJoules), UncertaintyJoules: float64(w.UncertaintyJoules)}
 }
 
 // Close lets go of the nodes, this Mac's stream among them.

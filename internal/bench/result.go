@@ -166,6 +166,11 @@ func NewClusterRun(sum *wire.Summary, status int, signal string) Run {
 	if signal != "" {
 		run.Signal = &signal
 	}
+	if w := sum.Wall; w != nil {
+		// The nodes' plugs, as each node's serve reads its own (serve
+		// --wall), summed each plug once.
+		run.Wall = &RunWall{EnergyJoules: w.EnergyJoules, UncertaintyJoules: w.UncertaintyJoules, Method: w.Method, Coverage: w.Coverage, Polls: w.Polls, Resets: w.Resets}
+	}
 	return run
 }
 

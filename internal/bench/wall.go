@@ -195,7 +195,13 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 		}
 		e := float64(run.Wall.EnergyJoules)
 		energy, unc = append(energy, e), append(unc, float64(run.Wall.UncertaintyJoules))
-		methods[run.Wall.Method] = true
+		if run.Wall.Method == "mixed" {
+			// Several nodes' plugs, some by their counter and some by
+			// their power.
+			methods[wall.MethodCounter], methods[wall.MethodPower] = true, true
+		} else {
+			methods[run.Wall.Method] = true
+		}
 		if b != nil && b.Wall != nil {
 			run.Wall.NetEnergyJoules = num(e - float64(b.Wall.PowerWatts)*float64(run.DurationSeconds))
 			net = append(net, float64(*run.Wall.NetEnergyJoules))
