@@ -98,7 +98,10 @@ func TestSupervisorStopsDuringTheBackoff(t *testing.T) {
 // died.
 func TestSupervisorStartsAHungPowermetricsAgain(t *testing.T) {
 	pidfile := useFake(t, "FAKEPM_MODE", "stall-after=2")
-	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: fakeBinary(t), Interval: 20 * time.Millisecond}, ReadyTimeout: 300 * time.Millisecond}
+	// Long enough that the fake started again gives its first sample
+	// within it on a loaded machine (300 ms failed now and then under
+	// the race detector): the bound is the supervisor's, not the test's.
+	opts := powermetrics.LaunchOptions{Options: powermetrics.Options{Path: fakeBinary(t), Interval: 20 * time.Millisecond}, ReadyTimeout: 1500 * time.Millisecond}
 	p, err := powermetrics.Launch(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +116,7 @@ func TestSupervisorStartsAHungPowermetricsAgain(t *testing.T) {
 		switch {
 		case errors.As(err, &be):
 			got = append(got, "break")
-			if !strings.Contains(be.Error(), "gave no sample for 300ms, though it was running") {
+			if !strings.Contains(be.Error(), "gave no sample for 1.5s, though it was running") {
 				t.Errorf("break %q: want it to say powermetrics hung", be)
 			}
 		case err != nil:
