@@ -114,6 +114,19 @@ func (m *Meter) Poll(ctx context.Context) error {
 	p := poll{at: before.Add(after.Sub(before) / 2), r: r, ok: err == nil}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.keep(p, err)
+	cut := 0
+	for cut < len(m.polls) && (len(m.polls)-cut > maxPolls || p.at.Sub(m.polls[cut].at) > keep) {
+		cut++
+	}
+	m.polls = m.polls[cut:]
+	return err
+}
+
+// keep counts the poll p, which failed with err where not nil, carries
+// a good one into the running total, and keeps it: a live poll's and a
+// recorded reading's bookkeeping alike. The caller holds m.mu.
+func (m *Meter) keep(p poll, err error) {
 	m.stats.Polls++
 	if err != nil {
 		m.stats.Failures++
@@ -125,12 +138,6 @@ func (m *Meter) Poll(ctx context.Context) error {
 	m.polls = append(m.polls, p)
 	close(m.polled)
 	m.polled = make(chan struct{})
-	cut := 0
-	for cut < len(m.polls) && (len(m.polls)-cut > maxPolls || p.at.Sub(m.polls[cut].at) > keep) {
-		cut++
-	}
-	m.polls = m.polls[cut:]
-	return err
 }
 
 // After waits until the meter holds a poll, good or failed, taken after

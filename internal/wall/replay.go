@@ -52,21 +52,18 @@ func (s *Session) WaitAfter(ctx context.Context, t time.Time) {
 // recording's), of a plug that was info, polled every interval: its
 // Energy over a span is what a live meter's was. A reading that cannot
 // be true is kept as a failed poll, as a live one would have been; one
-// not after the one before it is left out.
+// not after the one before it is left out. None is let go however old:
+// a recording of days is measured whole.
 func Replay(info Info, interval time.Duration, readings []Timed) *Meter {
 	m := NewMeter(replayed{info}, interval, nil)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, r := range readings {
 		if n := len(m.polls); n > 0 && !r.At.After(m.polls[n-1].at) {
 			continue // out of order: a meter's polls are in time's
 		}
-		p := poll{at: r.At, r: r.Reading, ok: check(r.Reading) == nil}
-		m.stats.Polls++
-		if !p.ok {
-			m.stats.Failures++
-		} else {
-			m.carry(p)
-		}
-		m.polls = append(m.polls, p)
+		err := check(r.Reading)
+		m.keep(poll{at: r.At, r: r.Reading, ok: err == nil}, err)
 	}
 	return m
 }
