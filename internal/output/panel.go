@@ -3,7 +3,6 @@ package output
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,9 +24,6 @@ const (
 	eraseLine   = "\x1b[K" // erase to the end of the line
 	eraseBelow  = "\x1b[J" // erase to the end of the screen
 )
-
-// historySpan is how far back the panel's sparkline looks.
-const historySpan = time.Minute
 
 // panelSink draws the panel on the terminal's alternate screen, anew for
 // every window and every change of size.
@@ -58,10 +54,10 @@ func (s *panelSink) Window(w sampler.Window, tot sampler.Totals) error {
 		// the first window.
 		s.p.source = s.source()
 	}
-	s.p.add(w, tot, s.origin)
 	if s.wall != nil {
 		s.p.wall = s.wall()
 	}
+	s.p.add(w, tot, s.origin)
 	return s.draw()
 }
 
@@ -104,29 +100,31 @@ func clearLines(s string) string {
 	return string(append(out, eraseLine...))
 }
 
-// panel is the live readout of exopower watch.
+// panel is the live readout of exopower watch: a chart per rail.
 type panel struct {
 	source  wire.Source
 	now     power.Values // the last window's power
 	thermal string
 	totals  sampler.Totals
 	// wall is the plug's live figures (watch --wall); nil without one.
-	wall *wire.SampleWall
-	// history holds the windows of the last minute, relative to the start
-	// of the span, oldest first.
+	// wallPeak is the highest power it has read.
+	wall     *wire.SampleWall
+	wallPeak float64
+	// history holds the windows of the last historySpan, relative to
+	// the start of the span, oldest first.
 	history []step
 }
 
-// step is one window of the history: its power held from one offset to the next.
-type step struct {
-	from, to time.Duration
-	watts    float64
-}
-
-// add takes a window and the totals after it.
+// add takes a window and the totals after it, and the plug's figures
+// after it (nil without a plug).
 func (p *panel) add(w sampler.Window, tot sampler.Totals, origin time.Time) {
 	p.now, p.thermal, p.totals = w.Power, w.ThermalPressure, tot
-	p.history = append(p.history, step{from: w.Start.Sub(origin), to: w.End.Sub(origin), watts: columnsOf(tot.Has)[0].of(w.Power)})
+	s := step{from: w.Start.Sub(origin), to: w.End.Sub(origin), v: w.Power}
+	if p.wall != nil && p.wall.PowerWatts != nil {
+		s.wall, s.hasWall = float64(*p.wall.PowerWatts), true
+		p.wallPeak = max(p.wallPeak, s.wall)
+	}
+	p.history = append(p.history, s)
 	cut := 0
 	for cut < len(p.history) && p.history[cut].to < tot.Elapsed-historySpan {
 		cut++
@@ -143,7 +141,7 @@ type panelLine struct {
 // render draws the panel to fit width x height, without a final newline,
 // so that drawing it never scrolls the terminal.
 func (p *panel) render(width, height int, st *Styles) string {
-	lines := p.lines(width, st)
+	lines := p.lines(width, height, st)
 	if height > 0 && len(lines) > height {
 		lines = lines[:height]
 	}
@@ -158,52 +156,52 @@ func (p *panel) render(width, height int, st *Styles) string {
 	return strings.Join(out, "\n")
 }
 
-// lines are the panel's lines before they are cut to the terminal.
-func (p *panel) lines(width int, st *Styles) []panelLine {
-	// As many whole columns as fit: a value cut in half misleads.
-	columns := columnsOf(p.totals.Has)
-	cols := min(len(columns), max(1, (width-8)/11))
-	columns = columns[:cols]
-	scope := scopeOf(p.totals.Has)
-	avg := power.Values{}
-	if p.totals.Elapsed > 0 {
-		avg = p.totals.Energy.Scale(1 / p.totals.Elapsed.Seconds())
+// lines are the panel's lines before they are cut to the terminal: the
+// rails, each its figures beside a chart of its last minutes, between
+// the title and scope and the time and keys.
+func (p *panel) lines(width, height int, st *Styles) []panelLine {
+	rails := p.rails()
+	l := layoutRails(width, height, len(rails))
+	head := fmt.Sprintf("%-*s", nameWidth, "")
+	for _, s := range railStats[:l.stats] {
+		head += fmt.Sprintf(" %10s", s)
 	}
-	lo, hi, spark := p.sparkline(width)
-	return []panelLine{
+	if l.chartWidth > 0 {
+		head += " " + chartTitle(l.chartWidth)
+	}
+	lines := []panelLine{
 		{p.title(), &st.Title},
-		{"scope    " + scope, &st.Label},
-		{p.wallLine(), &st.Total},
-		{header(columns), &st.Label},
-		{row("now", p.now, Watts, columns), &st.Total},
-		{row("energy", p.totals.Energy, Joules, columns), nil},
-		{row("average", avg, Watts, columns), nil},
-		{row("peak", p.totals.Peak, Watts, columns), nil},
-		{"", nil},
-		{fmt.Sprintf("elapsed  %s   samples %d   thermal %s", clock(p.totals.Elapsed), p.totals.Samples, or(p.thermal, "n/a")), nil},
-		{sparkLabel(columnsOf(p.totals.Has)[0].name, lo, hi, len(p.history) > 0, width), &st.Label},
-		{spark, &st.Total},
-		{"Ctrl-C to stop", &st.Label},
+		{"scope    " + scopeOf(p.totals.Has), &st.Label},
+		{head, &st.Label},
 	}
+	for i := range rails {
+		r := &rails[i]
+		if l.chartWidth > 0 {
+			p.chart(r, l.chartWidth, l.rows)
+		}
+		style := (*lipgloss.Style)(nil)
+		if i == 0 {
+			// The first rail, the wall or the whole Mac, is the
+			// figure that matters most.
+			style = &st.Total
+		}
+		for _, text := range railLines(r, l) {
+			lines = append(lines, panelLine{text, style})
+		}
+	}
+	return append(lines,
+		panelLine{fmt.Sprintf("elapsed  %s   samples %d   thermal %s", clock(p.totals.Elapsed), p.totals.Samples, or(p.thermal, "n/a")), nil},
+		panelLine{"Ctrl-C to stop", &st.Label})
 }
 
-// wallLine is the plug's line (watch --wall), above the Mac's table as
-// the wall leads the summary: its power now, and its energy and average
-// since the start; blank without a plug.
-func (p *panel) wallLine() string {
-	w := p.wall
-	if w == nil {
-		return ""
+// chartTitle says what the charts show, as much as fits their width.
+func chartTitle(width int) string {
+	for _, t := range []string{"power, last 2 minutes, log scale", "last 2 min, log scale", "last 2 min"} {
+		if len(t) <= width {
+			return t
+		}
 	}
-	now := "n/a"
-	if w.PowerWatts != nil {
-		now = Watts(float64(*w.PowerWatts))
-	}
-	line := fmt.Sprintf("%-8s now %s   energy %s", "wall", now, Joules(float64(w.EnergyJoules)))
-	if s := p.totals.Elapsed.Seconds(); s > 0 {
-		line += "   average " + Watts(float64(w.EnergyJoules)/s)
-	}
-	return line
+	return ""
 }
 
 func (p *panel) title() string {
@@ -241,77 +239,8 @@ func columnsOf(has power.Reported) []column {
 	return cs
 }
 
-// header names the columns of the table.
-func header(columns []column) string {
-	line := fmt.Sprintf("%-8s", "")
-	for _, c := range columns {
-		line += fmt.Sprintf(" %10s", c.name)
-	}
-	return line
-}
-
-// row is a row of the table: its label and the columns' values of v,
-// written with f.
-func row(label string, v power.Values, f func(float64) string, columns []column) string {
-	line := fmt.Sprintf("%-8s", label)
-	for _, c := range columns {
-		line += fmt.Sprintf(" %10s", f(c.of(v)))
-	}
-	return line
-}
-
-// sparkLabel says what the sparkline of name shows and its scale, its
-// lowest bar's power and its highest's; only the scale where the whole
-// does not fit in width.
-func sparkLabel(name string, lo, hi float64, drawn bool, width int) string {
-	if !drawn {
-		return name + " power, last minute: no window yet"
-	}
-	scale := fmt.Sprintf("%c %s to %c %s", levels[0], Watts(lo), levels[len(levels)-1], Watts(hi))
-	if label := name + " power, last minute: " + scale; utf8.RuneCountInString(label) <= width {
-		return label
-	}
-	return scale
-}
-
-// levels are the sparkline's bars, lowest first.
+// levels are a chart's bars, lowest first.
 var levels = []rune("▁▂▃▄▅▆▇█")
-
-// sparkline draws the total power of the last minute, one column per
-// slice of time, each at the level of the window that covers its middle;
-// blank where no window does (before the start). The scale runs from the
-// lowest power shown to the highest, which the panel names: from 0 W, a
-// Mac at 15 to 18 W would show a row of bars all but full. Power that
-// stayed level is drawn at mid height.
-func (p *panel) sparkline(width int) (lo, hi float64, line string) {
-	cols := max(width, 10)
-	if len(p.history) == 0 {
-		return 0, 0, strings.Repeat(" ", cols)
-	}
-	lo, hi = p.history[0].watts, p.history[0].watts
-	for _, s := range p.history {
-		hi, lo = max(hi, s.watts), min(lo, s.watts)
-	}
-	var b strings.Builder
-	end := p.totals.Elapsed
-	j := 0
-	for c := 0; c < cols; c++ {
-		mid := end - historySpan + time.Duration((float64(c)+0.5)/float64(cols)*float64(historySpan))
-		for j < len(p.history) && p.history[j].to <= mid {
-			j++
-		}
-		if j == len(p.history) || p.history[j].from > mid {
-			b.WriteByte(' ')
-			continue
-		}
-		k := (len(levels) - 1) / 2
-		if hi > lo {
-			k = int(math.Round((p.history[j].watts - lo) / (hi - lo) * float64(len(levels)-1)))
-		}
-		b.WriteRune(levels[min(max(k, 0), len(levels)-1)])
-	}
-	return lo, hi, b.String()
-}
 
 // clock writes a duration as h:mm:ss.
 func clock(d time.Duration) string {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +157,7 @@ func TestPanelShowsTheTotalsAndTheirAverage(t *testing.T) {
 	}
 	got := p.render(80, 24, &Styles{Plain: true})
 	// 54 windows at 5.5 W, 21 at 33 W: 297 + 693 = 990 J over 75 s.
-	for _, want := range []string{"energy     990.00 J", "average     13.20 W", "peak        33.00 W", "elapsed  0:01:15   samples 75   thermal Nominal"} {
+	for _, want := range []string{"\ntotal       5.500 W   990.00 J    13.20 W ", "\n peak       33.00 W ", "elapsed  0:01:15   samples 75   thermal Nominal"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("panel lacks %q:\n%s", want, got)
 		}
@@ -174,12 +176,35 @@ func TestPanelLeadsWithTheWall(t *testing.T) {
 	w := wire.Num(41.5)
 	p.wall = &wire.SampleWall{PowerWatts: &w, EnergyJoules: 1500}
 	got := p.render(80, 24, &Styles{Plain: true})
-	if want := "\nwall     now 41.50 W   energy 1500.0 J   average 20.00 W\n"; !strings.Contains(got, want) || strings.Index(got, want) > strings.Index(got, "now  ") {
-		t.Errorf("panel lacks %q above the Mac's table:\n%s", want, got)
+	if want := "\nwall        41.50 W   1500.0 J    20.00 W\n"; !strings.Contains(got, want) || strings.Index(got, want) > strings.Index(got, "\ntotal ") {
+		t.Errorf("panel lacks %q above the Mac's rails:\n%s", want, got)
 	}
 	p.wall.PowerWatts = nil
-	if got := p.render(80, 24, &Styles{Plain: true}); !strings.Contains(got, "wall     now n/a   energy") {
+	if got := p.render(80, 24, &Styles{Plain: true}); !strings.Contains(got, "\nwall            n/a   1500.0 J") {
 		t.Errorf("a stale power is not n/a:\n%s", got)
+	}
+}
+
+// The wall's chart is the plug's power at each window's end, held over
+// the window, and its peak the highest of those.
+func TestPanelChartsTheWall(t *testing.T) {
+	wins, tots := squareWave(120)
+	p := &panel{}
+	for i := range wins {
+		w := wire.Num(10 + wins[i].Power.Total)
+		p.wall = &wire.SampleWall{PowerWatts: &w, EnergyJoules: wire.Num(tots[i].Energy.Total + 10*float64(i+1))}
+		p.add(wins[i], tots[i], testOrigin)
+	}
+	r := p.rails()[0]
+	if r.name != "wall" || r.peak != 43 || r.avg != (84*5.5+36*33+10*120)/120.0 {
+		t.Errorf("the first rail %q, peak %v, average %v; want wall, 43 W, 23.75 W", r.name, r.peak, r.avg)
+	}
+	// 120 columns of a second: the wave, 10 W up.
+	vals, known := p.columns(&r, 120)
+	for i, v := range vals {
+		if want := 10 + wins[i].Power.Total; !known[i] || v != want {
+			t.Fatalf("column %d: %v W (known %v), want %v W", i, v, known[i], want)
+		}
 	}
 }
 
@@ -187,68 +212,84 @@ func TestPanelLeadsWithTheWall(t *testing.T) {
 // empty sparkline, and names no machine.
 func TestPanelBeforeAnyWindowShowsNothingMeasured(t *testing.T) {
 	got := (&panel{}).render(80, 24, &Styles{Plain: true})
-	for _, want := range []string{"exopower watch\n", "now         0.000 W", "average     0.000 W", "thermal n/a", "total power, last minute: no window yet", "\n" + strings.Repeat(" ", 80) + "\n"} {
+	for _, want := range []string{"exopower watch\n", "\ntotal       0.000 W    0.000 J    0.000 W\n", "thermal n/a"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("panel lacks %q:\n%s", want, got)
 		}
 	}
 }
 
-// The sparkline is blank for the time before the start, and never
-// narrower than 10 columns.
-func TestSparklineIsBlankBeforeTheStart(t *testing.T) {
-	wins, tots := squareWave(15)
+// A chart is blank for the time before the start, and each of its
+// columns is the time-weighted average of the windows it covers.
+func TestChartIsBlankBeforeTheStartAndAveragesItsWindows(t *testing.T) {
+	wins, tots := squareWave(30)
 	p := &panel{}
 	for i := range wins {
 		p.add(wins[i], tots[i], testOrigin)
 	}
-	lo, hi, line := p.sparkline(60)
-	if lo != 5.5 || hi != 33 {
+	r := p.rails()[0]
+	// 30 s of 120: the last quarter of the columns, each 10 s of the
+	// wave, 7 at 5.5 W and 3 at 33 W: 13.75 W, so all one level.
+	p.chart(&r, 12, 1)
+	// A level line's scale is widened to 1.25 times about it.
+	if want := strings.Repeat(" ", 9) + "▄▄▄"; r.chartRows[0] != want || math.Abs(r.chartLo*r.chartHi-13.75*13.75) > 1e-9 || math.Abs(r.chartHi/r.chartLo-1.25) > 1e-12 {
+		t.Errorf("chart %q from %v to %v W; want %q, a scale 1.25 wide about 13.75 W", r.chartRows[0], r.chartLo, r.chartHi, want)
+	}
+	p.chart(&r, 48, 1)
+	// 2.5 s a column: a column wholly in the low part, one across the
+	// edge (2 s at 5.5 W and 0.5 s at 33 W: 11 W), two in the high one.
+	if lo, hi := r.chartLo, r.chartHi; lo != 5.5 || hi != 33 {
 		t.Errorf("scale %v to %v W, want 5.5 to 33", lo, hi)
 	}
-	// 15 s of 60: the last quarter of the columns.
-	if want := strings.Repeat(" ", 45); !strings.HasPrefix(line, want) || strings.Contains(line[45:], " ") {
-		t.Errorf("sparkline %q is not 45 blanks and 15 bars", line)
-	}
-	if _, _, line := p.sparkline(4); utf8.RuneCountInString(line) != 10 {
-		t.Errorf("sparkline for 4 columns is %d wide, want 10", utf8.RuneCountInString(line))
+	vals, known := p.columns(&r, 48)
+	if !known[36] || known[35] || vals[36] != 5.5 || vals[38] != (2*5.5+0.5*33)/2.5 || vals[39] != 33 {
+		t.Errorf("columns 35 to 39: %v known %v; want unknown, 5.5, 5.5, 11, 33", vals[35:40], known[35:40])
 	}
 }
 
-// The sparkline runs from the lowest power it shows to the highest, and
-// the panel names both: a Mac between 15 and 18 W fills the bars' whole
-// height, not a row of bars all but full from 0 W. Level power is drawn
-// at mid height.
-func TestSparklineIsScaledToItsOwnRange(t *testing.T) {
-	p := &panel{totals: sampler.Totals{Elapsed: time.Minute}}
-	for i, w := range []float64{15, 16, 17, 18} {
-		p.history = append(p.history, step{from: time.Duration(i) * 15 * time.Second, to: time.Duration(i+1) * 15 * time.Second, watts: w})
+// The scale is logarithmic, from the lowest power drawn to the highest:
+// an idle Mac's half a watt and its one watt read apart under a spike of
+// 30 W, where a linear scale would draw both as its lowest bar.
+func TestChartScaleIsLogarithmicSoIdleAndSpikeBothRead(t *testing.T) {
+	p := &panel{totals: sampler.Totals{Elapsed: 2 * time.Minute, Has: power.Reported{}}}
+	for i, w := range []float64{0.5, 1, 30} {
+		p.history = append(p.history, step{from: time.Duration(i) * 40 * time.Second, to: time.Duration(i+1) * 40 * time.Second, v: power.Values{Total: w}})
 	}
-	lo, hi, line := p.sparkline(20)
-	if want := "▁▁▁▁▁▃▃▃▃▃▆▆▆▆▆█████"; lo != 15 || hi != 18 || line != want {
-		t.Errorf("scale %v to %v W, sparkline %q; want 15 to 18 W, %q", lo, hi, line, want)
+	r := p.rails()[0]
+	p.chart(&r, 3, 2)
+	// 16 levels over two rows; 1 W is ln 2 / ln 60 of the way up: level
+	// 1 + round(15 x 0.169) = 4.
+	if want := []string{"  █", "▁▄█"}; !slices.Equal(r.chartRows, want) {
+		t.Errorf("chart %q, want %q", r.chartRows, want)
 	}
-	got := p.render(80, 24, &Styles{Plain: true})
-	if want := "total power, last minute: ▁ 15.00 W to █ 18.00 W\n"; !strings.Contains(got, want) {
-		t.Errorf("panel lacks %q:\n%s", want, got)
+	lines := railLines(&r, railLayout{stats: 1, chartWidth: 3, rows: 2})
+	if want := []string{"total       0.000 W   █   30.00 W", " energy     0.000 J ▁▄█   0.500 W"}; !slices.Equal(lines, want) {
+		t.Errorf("lines\n%q, want\n%q", lines, want)
 	}
 	for i := range p.history {
-		p.history[i].watts = 16.5
+		p.history[i].v.Total = 16.5
 	}
-	if _, _, line := p.sparkline(10); line != "▄▄▄▄▄▄▄▄▄▄" {
-		t.Errorf("level power drawn %q, want at mid height", line)
+	if p.chart(&r, 4, 1); r.chartRows[0] != "▄▄▄▄" {
+		t.Errorf("level power drawn %q, want at mid height", r.chartRows[0])
+	}
+	// A rail at zero floors its scale rather than stretching it.
+	for i := range p.history {
+		p.history[i].v.Total = 0
+	}
+	if p.chart(&r, 3, 1); r.chartRows[0] != "▁▁▁" {
+		t.Errorf("zero power drawn %q, want the lowest bars", r.chartRows[0])
 	}
 }
 
-// The panel keeps the windows of the last minute only.
-func TestPanelForgetsWindowsOlderThanAMinute(t *testing.T) {
+// The panel keeps the windows of the last two minutes only.
+func TestPanelForgetsWindowsOlderThanItsCharts(t *testing.T) {
 	wins, tots := squareWave(200)
 	p := &panel{}
 	for i := range wins {
 		p.add(wins[i], tots[i], testOrigin)
 	}
-	if n := len(p.history); n != 61 {
-		t.Errorf("%d windows kept, want the 61 that reach into the last minute", n)
+	if n := len(p.history); n != 121 {
+		t.Errorf("%d windows kept, want the 121 that reach into the last two minutes", n)
 	}
 }
 
@@ -298,7 +339,7 @@ func TestPanelRedrawsOnEveryWindow(t *testing.T) {
 		feed(t, s, wins[i:i+1], tots[i:i+1])
 		got := frame(t, term.String())
 		want := fmt.Sprintf("elapsed  0:00:%02d   samples %d", i+1, i+1)
-		if !strings.Contains(got, want) || !strings.Contains(got, fmt.Sprintf("%-8s %10s", "now", Watts(wins[i].Power.Total))) {
+		if !strings.Contains(got, want) || !strings.Contains(got, fmt.Sprintf("%-8s %10s", "total", Watts(wins[i].Power.Total))) {
 			t.Errorf("drawing after window %d lacks %q or its power:\n%s", i, want, got)
 		}
 		if !strings.HasPrefix(got, "exopower watch  Mac14,14  macOS build 23E224\n") {
@@ -355,7 +396,8 @@ func TestPanelAsksForTheSourceAgainWhileItIsUnknown(t *testing.T) {
 
 // A change of size redraws the panel to fit the new width and height.
 func TestPanelRedrawsAtTheNewSizeOnResize(t *testing.T) {
-	for _, size := range [][2]int{{40, 8}, {20, 3}, {120, 40}} {
+	// 4 rails of one row at 8 rows, of 4 at 40, between 5 other lines.
+	for _, size := range [][3]int{{40, 8, 8}, {20, 3, 3}, {120, 40, 21}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			term := &fakeTerminal{width: 80, height: 24, tty: true}
 			s := newTestPanel(t, term, env("NO_COLOR", "1"))
@@ -369,7 +411,7 @@ func TestPanelRedrawsAtTheNewSizeOnResize(t *testing.T) {
 			got := frame(t, term.String())
 			checkFits(t, got, size[0], size[1])
 			lines := strings.Split(got, "\n")
-			if n := min(size[1], 13); len(lines) != n {
+			if n := size[2]; len(lines) != n {
 				t.Errorf("%d lines, want %d", len(lines), n)
 			}
 			if utf8.RuneCountInString(lines[0]) != min(size[0], utf8.RuneCountInString("exopower watch  Mac14,14  macOS build 23E224")) {
@@ -401,7 +443,7 @@ func TestPanelTakes80x24WhenTheSizeIsUnknown(t *testing.T) {
 	wins, tots := squareWave(75)
 	feed(t, s, wins[:1], tots[:1])
 	got := frame(t, term.String())
-	if lines := strings.Split(got, "\n"); len(lines) != 13 || utf8.RuneCountInString(lines[11]) != 80 {
+	if lines := strings.Split(got, "\n"); len(lines) != 21 || !strings.HasSuffix(lines[2], "average last 2 min, log scale") {
 		t.Errorf("not drawn at 80x24:\n%s", got)
 	}
 }
