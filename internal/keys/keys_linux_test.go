@@ -1,0 +1,97 @@
+package keys
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal: the controller end, as a terminal
+// emulator holds it, and the terminal end, as a program's.
+func openPTY(t *testing.T) (controller, terminal *os.File) {
+	t.Helper()
+	c, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := unix.IoctlSetPointerInt(int(c.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(int(c.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	term, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, term
+}
+
+// On a terminal, keys come one at a time, unechoed, with Ctrl-C still a
+// signal; Close gives the terminal its settings back exactly.
+func TestAReaderTakesKeysAndGivesTheTerminalBack(t *testing.T) {
+	c, term := openPTY(t)
+	fd := int(term.Fd())
+	before, err := unix.IoctlGetTermios(fd, getTermios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Reader owns and closes term: a second descriptor of the same
+	// terminal reads its settings after.
+	other, err := os.OpenFile(term.Name(), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r, err := OpenFile(term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	during, err := unix.IoctlGetTermios(int(other.Fd()), getTermios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during.Lflag&(unix.ICANON|unix.ECHO) != 0 || during.Lflag&unix.ISIG == 0 || during.Oflag != before.Oflag {
+		t.Errorf("lflag %#x oflag %#x: want canonical input and echo off, signals and output as they were (oflag %#x)",
+			during.Lflag, during.Oflag, before.Oflag)
+	}
+	if _, err := c.Write([]byte("s\x1b[B")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []Key{{Rune: 's'}, {Name: Down}} {
+		if got := <-r.C(); got != want {
+			t.Errorf("key %v, want %v", got, want)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	after, err := unix.IoctlGetTermios(int(other.Fd()), getTermios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after != *before {
+		t.Errorf("settings after Close %+v, want those before %+v", *after, *before)
+	}
+}
+
+// A file that is not a terminal is refused, saying so.
+func TestAReaderNeedsATerminal(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := OpenFile(f); !errors.Is(err, ErrNoTerminal) {
+		t.Errorf("a reader over /dev/null: %v, want %v", err, ErrNoTerminal)
+	}
+}
