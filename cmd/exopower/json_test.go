@@ -102,8 +102,9 @@ var readmeShapes = []jsondoc.Shape{
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
 			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},
 		Tables: llmTables},
-	{Names: []string{"samples-window"}, Type: output.SampleRow{}, Tables: []jsondoc.TableAt{
+	{Names: []string{"samples-window", "samples-window-wall"}, Type: output.SampleRow{}, Tables: []jsondoc.TableAt{
 		{Name: "samples-window", At: []string{""}},
+		{Name: "samples-window-wall", At: []string{"wall"}},
 		{Name: "summary-components", At: []string{"power_watts", "energy_joules"}},
 		{Name: "summary-source", At: []string{"source"}},
 	}},

@@ -32,7 +32,8 @@ the source. INPUT is one of:
   a recorded powermetrics -f plist stream, or the windows that --samples wrote
   (CSV or NDJSON): the power of each component (total, CPU, GPU, ANE) over
   time, its energy and average power in the title; the measured span is
-  shaded where windows reach well outside it;
+  shaded where windows reach well outside it; with run --wall, the plug's
+  power at the wall as a dashed line;
 
   the lines of watch --json of this Mac: the same picture of the watch, and
   with watch --wall the plug's power at the wall as a dashed line;

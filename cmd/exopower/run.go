@@ -116,12 +116,14 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	}
 	exit, signals, late := waitCommand(s, p)
 	res := finishSpan(s, meter, span, exit.At, signals, late)
-	saved := o.files.Write(&windows, res, o.argv, cmd.Identity.Cred)
 	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
 	addWall(sum, plug, span.Start, exit.At)
 	if plug == nil {
 		addWallEstimate(sum, res, cmd.Identity)
 	}
+	// Once the plug was read after the end (addWall), so that its
+	// readings hold the last window too.
+	saved := o.files.Write(&windows, res, o.argv, wallReader(plug), cmd.Identity.Cred)
 	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }
 

@@ -94,6 +94,15 @@ func addWall(sum *wire.Summary, plug *wall.Session, from, to time.Time) {
 	sum.Warnings = append(sum.Warnings, warnings...)
 }
 
+// wallReader reads the energy of plug (none without --wall) over a
+// stretch of the run's windows.
+func wallReader(plug *wall.Session) output.WallReader {
+	if plug == nil {
+		return nil
+	}
+	return plug.Read
+}
+
 // errWallWithNodes refuses --wall with --node: the plug is this Mac's,
 // and each node's serve reads its own (serve --wall). where says what
 // of the nodes' walls the command gives: run sums them, the others not

@@ -5,11 +5,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/exopower/exopower/internal/fakeplug"
+	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -60,15 +62,21 @@ func TestRunMeasuresTheWallWithAPlug(t *testing.T) {
 		kind   fakeplug.Kind
 		secs   string
 		method string
+		files  bool
 	}{
-		{fakeplug.ShellyGen2, "3", "counter"},
-		{fakeplug.Tasmota, "2", "power"},
-		{fakeplug.Kasa, "2", "power"},
+		{fakeplug.ShellyGen2, "3", "counter", false},
+		{fakeplug.Tasmota, "2", "power", true},
+		{fakeplug.Kasa, "2", "power", false},
 	} {
 		t.Run(string(c.kind), func(t *testing.T) {
 			t.Parallel()
 			f, url := plug(t, c.kind, nil)
-			sum, stderr, code := runWall(t, url, nil, c.secs)
+			var more []string
+			dir := t.TempDir()
+			if c.files {
+				more = []string{"--samples", filepath.Join(dir, "w.csv"), "--plot", filepath.Join(dir, "w.svg")}
+			}
+			sum, stderr, code := runWall(t, url, nil, c.secs, more...)
 			if code != 0 || sum == nil || sum.Wall == nil {
 				t.Fatalf("status %d, stderr %s", code, stderr)
 			}
@@ -88,7 +96,46 @@ func TestRunMeasuresTheWallWithAPlug(t *testing.T) {
 			if diff := math.Abs(float64(w.EnergyJoules) - truth); diff > float64(w.UncertaintyJoules)+0.01*truth {
 				t.Errorf("%.2f J, true %.2f J: off by %.2f J, beyond its uncertainty of %.2f J", float64(w.EnergyJoules), truth, diff, float64(w.UncertaintyJoules))
 			}
+			if c.files {
+				checkRowsAtTheWall(t, sum, dir)
+			}
 		})
+	}
+}
+
+// checkRowsAtTheWall holds the rows that run --samples --wall wrote in
+// dir to the summary: each window's wall between the plug's two levels
+// (20 W and 80 W), their energies adding up to the summary's wall (both
+// from the plug's power readings, over the same span); and the picture
+// that --plot drew has the wall's dashed line, its energy leading the
+// title.
+func checkRowsAtTheWall(t *testing.T, sum *wire.Summary, dir string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "w.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := output.ReadSamples(f)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	var joules float64
+	for i, r := range rows {
+		if r.Wall == nil || r.Wall.PowerWatts == nil || r.Wall.EnergyJoules == nil {
+			t.Fatalf("row %d has no wall: %+v", i, r.Wall)
+		}
+		if p := float64(*r.Wall.PowerWatts); p < 20-1e-9 || p > 80+1e-9 {
+			t.Errorf("row %d: %.3f W at the wall, outside the plug's 20 W to 80 W", i, p)
+		}
+		joules += float64(*r.Wall.EnergyJoules)
+	}
+	if want := float64(sum.Wall.EnergyJoules); math.Abs(joules-want) > 1e-6*want {
+		t.Errorf("the rows' energies at the wall add up to %.9f J, the summary's wall is %.9f J", joules, want)
+	}
+	svg := readFile(t, filepath.Join(dir, "w.svg"))
+	if !regexp.MustCompile(`style="[^"]*stroke:#555555[^"]*stroke-dasharray`).MatchString(svg) || !strings.Contains(svg, ">wall ") {
+		t.Errorf("the picture has no dashed wall, or no title that leads with it")
 	}
 }
 

@@ -50,6 +50,12 @@ func (t *rowText) csv(r *SampleRow) []byte {
 		}
 	}
 	b = append(b, t.tailFor(r, true)...)
+	for _, n := range [...]*wire.Num{r.wallPower(), r.wallEnergy()} {
+		b = append(b, ',')
+		if n != nil {
+			b = csvNum(b, *n)
+		}
+	}
 	t.buf = append(b, '\n')
 	return t.buf
 }
@@ -73,8 +79,33 @@ func (t *rowText) json(r *SampleRow) ([]byte, bool) {
 	b = appendInt(append(b, `,"refused_before":`...), r.RefusedBefore)
 	b = appendString(append(b, `,"thermal_pressure":`...), r.ThermalPressure)
 	b = append(b, t.tailFor(r, false)...)
-	t.buf = append(b, '\n')
-	return t.buf, err == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil
+	b, err6 := appendRowWall(b, r.Wall)
+	t.buf = append(b, '}', '\n')
+	return t.buf, err == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil && err6 == nil
+}
+
+// appendRowWall appends a row's wall as encoding/json writes it: nothing
+// without a plug (omitempty).
+func appendRowWall(b []byte, w *RowWall) ([]byte, error) {
+	if w == nil {
+		return b, nil
+	}
+	var first error
+	for _, f := range [...]struct {
+		key string
+		n   *wire.Num
+	}{{`,"wall":{"power_watts":`, w.PowerWatts}, {`,"energy_joules":`, w.EnergyJoules}} {
+		b = append(b, f.key...)
+		if f.n == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		var err error
+		if b, err = appendNum(b, *f.n); err != nil && first == nil {
+			first = err
+		}
+	}
+	return append(b, '}'), first
 }
 
 // tailFor gives the text of r's command and source, in CSV or JSON, made
@@ -115,7 +146,7 @@ func jsonTail(b []byte, r *SampleRow) []byte {
 	b = appendString(append(b, `,"source":{"tool":`...), r.Source.Tool)
 	b = appendString(append(b, `,"hw_model":`...), r.Source.HWModel)
 	b = appendString(append(b, `,"os_build":`...), r.Source.OSBuild)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 // csvNum writes n as csvRecord does: nothing where it cannot be written.

@@ -50,6 +50,9 @@ func randomRow(rng *rand.Rand) SampleRow {
 	case 1:
 		r.Command = []string{str(), str()}
 	}
+	if rng.IntN(2) == 0 {
+		r.Wall = &RowWall{PowerWatts: opt(), EnergyJoules: opt()}
+	}
 	return r
 }
 

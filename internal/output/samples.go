@@ -18,6 +18,7 @@ import (
 
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -57,7 +58,28 @@ type SampleRow struct {
 	// Source is where the windows came from and the Mac they measured,
 	// as a summary's: a picture of the rows names them.
 	Source wire.Source `json:"source"`
+	// Wall is the metered plug's part of the row (run --wall); absent
+	// without a plug, as in a line of watch --json.
+	Wall *RowWall `json:"wall,omitempty"`
 }
+
+// RowWall is a row's figures at the wall, from the plug's readings on
+// the same timeline as the Mac's windows.
+type RowWall struct {
+	// PowerWatts is the plug's energy over the window's own edges over
+	// the time its readings covered of them; null where they covered
+	// none.
+	PowerWatts *wire.Num `json:"power_watts"`
+	// EnergyJoules is the plug's energy over the row's part of the span,
+	// the one its energy_joules counts: the rows' sum is the span's
+	// energy at the wall by the plug's readings. Null where they
+	// covered none of it.
+	EnergyJoules *wire.Num `json:"energy_joules"`
+}
+
+// WallReader answers the plug's energy over [from, to] on the timeline
+// of the windows (wall.Session.Read).
+type WallReader func(from, to time.Time) wall.Span
 
 // UnixTime is seconds since 1970 in UTC, written with microseconds.
 type UnixTime float64
@@ -89,7 +111,23 @@ func (l *WindowLog) Add(w sampler.Window, tot sampler.Totals) {
 // Rows describes the windows of the span res measured, one row each.
 // Windows that start at or after the span's end arrived before it was
 // closed but are not part of it, and are left out.
-func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
+func (l *WindowLog) Rows(res sampler.Result) []SampleRow { return l.RowsAtWall(res, nil) }
+
+// RowsAtWall is Rows with each row's figures at the wall, read from
+// plug (none where nil).
+//
+// Each row's wall is the plug's readings integrated over the row's own
+// time, as the span's wall is, not the plug's newest reading when the
+// window ended: a plug refreshes its power about once a second, so a
+// window of 100 ms holds one reading at most, and the reading in force
+// at its end may be one taken before it began. The integration holds
+// each reading to the midpoints of its neighbours, so a window between
+// two readings gets the share of each that falls in it, and the rows'
+// energies add up over the span. It costs a search of the plug's
+// readings and the few around the window, per row: no more than the
+// row's own text. Read it once the plug has been read after the span's
+// end (wall.Session.Finish), so that the last window is held too.
+func (l *WindowLog) RowsAtWall(res sampler.Result, plug WallReader) []SampleRow {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	end := res.Start.Add(res.Duration)
@@ -106,9 +144,39 @@ func (l *WindowLog) Rows(res sampler.Result) []SampleRow {
 			// reading stops at the end.
 			after = res.Energy
 		}
-		rows = append(rows, m.row(w, after, end, src))
+		from := m.prevEnd
+		r := m.row(w, after, end, src)
+		if plug != nil {
+			r.Wall = rowWall(plug, w, maxTime(from, res.Start), minTime(w.End, end))
+		}
+		rows = append(rows, r)
 	}
 	return rows
+}
+
+// rowWall is window w's figures at the wall: its power over the
+// window's own edges, and its energy over [from, to], the row's part of
+// the span.
+func rowWall(plug WallReader, w sampler.Window, from, to time.Time) *RowWall {
+	whole := plug(w.Start, w.End)
+	rw := &RowWall{}
+	if secs := w.End.Sub(w.Start).Seconds() * whole.Coverage; secs > 0 {
+		p := wire.Num(whole.Joules / secs)
+		rw.PowerWatts = &p
+	}
+	part := whole
+	switch {
+	case !to.After(from):
+		// A row with nothing inside the span counts nothing there.
+		part = wall.Span{Coverage: 1}
+	case !from.Equal(w.Start) || !to.Equal(w.End):
+		part = plug(from, to)
+	}
+	if part.Coverage > 0 {
+		e := wire.Num(part.Joules)
+		rw.EnergyJoules = &e
+	}
+	return rw
 }
 
 // rowMaker describes a span's windows one after the other, each against
@@ -197,7 +265,10 @@ func SamplesFormatOf(path string) (SamplesFormat, error) {
 // SamplesHeader names the CSV columns, in order. Columns added later
 // come last, so that the columns before keep their places: the memory's
 // and the system's (empty where the source does not report them), then
-// the command (empty without one) and the source.
+// the command (empty without one) and the source, then the wall's
+// (empty without a plug: the header is the same with --wall and
+// without, so that a reader of the columns by name or by place reads
+// both alike).
 var SamplesHeader = []string{
 	"index", "start_seconds", "end_seconds", "start_unix", "end_unix", "inside_seconds",
 	"cpu_watts", "gpu_watts", "ane_watts", "total_watts",
@@ -205,12 +276,13 @@ var SamplesHeader = []string{
 	"clipped_start", "clipped_end", "gap_before_seconds", "refused_before", "thermal_pressure",
 	"dram_watts", "system_watts", "dram_joules", "system_joules",
 	"command", "tool", "hw_model", "os_build",
+	"wall_watts", "wall_joules",
 }
 
 // earlierColumns are how many columns the samples files of earlier
-// versions have: before the memory's and the system's, and before the
-// command and the source. They still read.
-var earlierColumns = []int{19, 23}
+// versions have: before the memory's and the system's, before the
+// command and the source, and before the wall's. They still read.
+var earlierColumns = []int{19, 23, 27}
 
 // WriteSamples writes rows in format f.
 func WriteSamples(w io.Writer, f SamplesFormat, rows []SampleRow) error {
@@ -295,7 +367,24 @@ func csvRecord(r SampleRow) []string {
 		strconv.Itoa(r.RefusedBefore), r.ThermalPressure,
 		opt(p.DRAM), opt(p.System), opt(e.DRAM), opt(e.System),
 		ShellQuote(r.Command), r.Source.Tool, r.Source.HWModel, r.Source.OSBuild,
+		opt(r.wallPower()), opt(r.wallEnergy()),
 	}
+}
+
+// wallPower and wallEnergy are the row's figures at the wall, nil
+// without a plug or where its readings covered none of the row.
+func (r *SampleRow) wallPower() *wire.Num {
+	if r.Wall == nil {
+		return nil
+	}
+	return r.Wall.PowerWatts
+}
+
+func (r *SampleRow) wallEnergy() *wire.Num {
+	if r.Wall == nil {
+		return nil
+	}
+	return r.Wall.EnergyJoules
 }
 
 // ErrNotSamples says that a file is neither CSV nor NDJSON rows as
@@ -395,7 +484,7 @@ func parseRecord(rec []string) (SampleRow, error) {
 		ClippedStart: b(14), ClippedEnd: b(15), GapBeforeSeconds: wire.Num(f(16)), RefusedBefore: int(f(17)),
 		ThermalPressure: rec[18],
 	}
-	if len(rec) == len(SamplesHeader) {
+	if len(rec) >= 27 {
 		r.Source = wire.Source{Tool: rec[24], HWModel: rec[25], OSBuild: rec[26]}
 		if rec[23] != "" {
 			cmd, err := ShellSplit(rec[23])
@@ -404,6 +493,9 @@ func parseRecord(rec []string) (SampleRow, error) {
 			}
 			r.Command = cmd
 		}
+	}
+	if p, e := opt(27), opt(28); p != nil || e != nil {
+		r.Wall = &RowWall{PowerWatts: p, EnergyJoules: e}
 	}
 	return r, firstErr
 }

@@ -144,6 +144,10 @@ func TestSamplesReadBackAsWrittenInBothFormats(t *testing.T) {
 	for i := range rows {
 		rows[i].Command = []string{"sh", "-c", "echo 'a b' >/dev/null", ""}
 	}
+	// At the wall: the first row read whole, the second's window by no
+	// reading of the plug, but its part of the span by one.
+	p, e0, e1 := wire.Num(41.5), wire.Num(4.15), wire.Num(0.5)
+	rows[0].Wall, rows[1].Wall = &RowWall{PowerWatts: &p, EnergyJoules: &e0}, &RowWall{EnergyJoules: &e1}
 	if rows[0].Source != (wire.Source{Tool: "powermetrics", HWModel: "Mac14,14", OSBuild: "23E224"}) {
 		t.Errorf("a row's source is %+v, want the span's", rows[0].Source)
 	}
@@ -177,7 +181,8 @@ func TestSamplesFilesThatAreNotAreRefused(t *testing.T) {
 		// A file of the 19 columns before DRAM's and the system's.
 		{"a CSV with a word for a number", strings.Join(SamplesHeader[:19], ",") + "\n1,x,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,\n", `line 2: not a samples file (CSV or NDJSON from --samples): start_seconds: "x" is not a number`},
 		{"a CSV with a column too many", strings.Join(SamplesHeader, ",") + ",more\n", "the first line is not the header"},
-		{"a CSV whose command ends in a quote", strings.Join(SamplesHeader, ",") + "\n1,0,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,,,,,,sh 'x,powermetrics,,\n",
+		// A file of the 27 columns before the wall's.
+		{"a CSV whose command ends in a quote", strings.Join(SamplesHeader[:27], ",") + "\n1,0,0,0,0,0,0,0,0,0,0,0,0,0,false,false,0,0,,,,,,sh 'x,powermetrics,,\n",
 			`line 2: not a samples file (CSV or NDJSON from --samples): command: "sh 'x" ends inside a quote or after a backslash`},
 	} {
 		_, err := ReadSamples(strings.NewReader(tc.in))
@@ -201,12 +206,16 @@ func TestSamplesFormatComesFromTheExtension(t *testing.T) {
 }
 
 // The files of earlier versions, without the memory's and the system's
-// columns or without the command's and the source's, still read.
+// columns, without the command's and the source's, or without the
+// wall's, still read.
 func TestSamplesOfEarlierVersionsRead(t *testing.T) {
-	for _, n := range []int{19, 23} {
-		in := strings.Join(SamplesHeader[:n], ",") + "\n" + strings.Join(csvRecord(SampleRow{Index: 7, Command: []string{"x"}})[:n], ",") + "\n"
+	p := wire.Num(40)
+	for _, n := range []int{19, 23, 27} {
+		row := SampleRow{Index: 7, Command: []string{"x"}, Source: wire.Source{Tool: "ioreport"}, Wall: &RowWall{PowerWatts: &p}}
+		in := strings.Join(SamplesHeader[:n], ",") + "\n" + strings.Join(csvRecord(row)[:n], ",") + "\n"
 		rows, err := ReadSamples(strings.NewReader(in))
-		if err != nil || len(rows) != 1 || rows[0].Index != 7 || rows[0].Command != nil || rows[0].Source != (wire.Source{}) {
+		withSource := n >= 27
+		if err != nil || len(rows) != 1 || rows[0].Index != 7 || (rows[0].Command != nil) != withSource || (rows[0].Source.Tool == "ioreport") != withSource || rows[0].Wall != nil {
 			t.Errorf("%d columns: %+v, %v", n, rows, err)
 		}
 	}

@@ -54,13 +54,14 @@ func (f *Files) Check(cred *syscall.Credential) error {
 }
 
 // Write writes the windows of the span res measured while argv ran,
-// which log kept, to the files asked for, as cred. The first failure is
-// returned; the other file is still written.
-func (f *Files) Write(log *output.WindowLog, res sampler.Result, argv []string, cred *syscall.Credential) error {
+// which log kept, to the files asked for, as cred, with each window's
+// figures at the wall from plug (nil: no plug; see RowsAtWall). The
+// first failure is returned; the other file is still written.
+func (f *Files) Write(log *output.WindowLog, res sampler.Result, argv []string, plug output.WallReader, cred *syscall.Credential) error {
 	if !f.Given() {
 		return nil
 	}
-	rows := log.Rows(res)
+	rows := log.RowsAtWall(res, plug)
 	for i := range rows {
 		rows[i].Command = argv
 	}

@@ -52,8 +52,9 @@ type Window struct {
 	// Has says whether the window holds the memory's and the system's
 	// power (the SoC's parts it always holds).
 	Has power.Reported
-	// Wall is the metered plug's power reading at the window's end
-	// (watch --wall), where HasWall.
+	// Wall is the metered plug's power: its readings over the window
+	// (the rows of run --wall) or its reading at the window's end (watch
+	// --wall), where HasWall.
 	Wall    float64
 	HasWall bool
 }
@@ -74,7 +75,7 @@ type Power struct {
 	// Energy is the span's, in joules, per component; Average in watts.
 	Energy, Average power.Values
 	// WallEnergy is the span's energy at the wall, where a plug read it
-	// (watch --wall); nil otherwise.
+	// (run --wall, watch --wall); nil otherwise.
 	WallEnergy *float64
 }
 

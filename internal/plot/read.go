@@ -361,7 +361,8 @@ func readWindows(r io.Reader) ([]output.SampleRow, error) {
 }
 
 // PowerOf is what the plot shows of rows: the span runs from 0 to the end
-// of the last row's part inside it, and its energy is the rows' sum. The
+// of the last row's part inside it, and its energy is the rows' sum, at
+// the wall too where the rows have it (run --wall). The
 // title names the command the rows measured, or where they name none (a
 // recording's), the input's name; the caption names their Mac and source.
 func PowerOf(name string, rows []output.SampleRow) Power {
@@ -372,9 +373,26 @@ func PowerOf(name string, rows []output.SampleRow) Power {
 		}
 		p.Caption = caption(rows[0].Source)
 	}
+	var wallJoules float64
+	atWall := false
 	for _, r := range rows {
-		p.Windows = append(p.Windows, Window{Start: float64(r.StartSeconds), End: float64(r.EndSeconds), Power: r.PowerWatts.Values(), Has: r.PowerWatts.Has()})
+		w := Window{Start: float64(r.StartSeconds), End: float64(r.EndSeconds), Power: r.PowerWatts.Values(), Has: r.PowerWatts.Has()}
+		if r.Wall != nil {
+			atWall = true
+			if r.Wall.PowerWatts != nil {
+				w.Wall, w.HasWall = float64(*r.Wall.PowerWatts), true
+			}
+			if r.Wall.EnergyJoules != nil {
+				wallJoules += float64(*r.Wall.EnergyJoules)
+			}
+		}
+		p.Windows = append(p.Windows, w)
 		p.Energy = p.Energy.Add(r.EnergyJoules.Values())
+	}
+	if atWall {
+		// The rows' sum, as the Mac's energy is: the picture of a
+		// samples file is the picture run --plot drew.
+		p.WallEnergy = &wallJoules
 	}
 	if len(rows) > 0 {
 		last := rows[len(rows)-1]

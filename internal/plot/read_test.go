@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -185,5 +186,68 @@ func TestRowsWithoutACommandAreTitledByTheInputsName(t *testing.T) {
 	texts := plotted(t, samples.String(), "r.ndjson")
 	if !slices.Contains(texts, "exopower plot: r.ndjson") || !slices.Contains(texts, "time from the recording's start (s)") {
 		t.Errorf("texts %q: want the title exopower plot: r.ndjson", texts)
+	}
+}
+
+// dashedPaths are the paths of an SVG drawn dashed in the wall's grey,
+// and the points of each.
+func dashedPaths(t *testing.T, svg []byte) []int {
+	t.Helper()
+	paths := regexp.MustCompile(`<path d="([^"]*)"\s+style="([^"]*)"`)
+	var out []int
+	for _, m := range paths.FindAllStringSubmatch(string(svg), -1) {
+		if strings.Contains(m[2], "stroke-dasharray") && strings.Contains(m[2], "stroke:#555555") {
+			out = append(out, strings.Count(m[1], "M")+strings.Count(m[1], "L"))
+		}
+	}
+	return out
+}
+
+// The rows of run --wall draw the plug's power over each window as a
+// dashed line, as watch --wall's lines do, and the title leads with the
+// rows' energy at the wall; a window that no reading of the plug held
+// is left out of the line, and rows without the wall draw none.
+func TestRowsAtTheWallDrawItDashed(t *testing.T) {
+	num := func(v float64) *wire.Num { n := wire.Num(v); return &n }
+	row := func(from, to, mac float64, w *output.RowWall) output.SampleRow {
+		return output.SampleRow{SchemaVersion: 1, Type: "window", StartSeconds: wire.Num(from), EndSeconds: wire.Num(to), InsideSeconds: wire.Num(to - from),
+			PowerWatts: wire.Components{Total: wire.Num(mac)}, EnergyJoules: wire.Components{Total: wire.Num(mac * (to - from))}, Command: []string{"make"}, Wall: w}
+	}
+	rows := []output.SampleRow{
+		row(0, 1, 10, &output.RowWall{PowerWatts: num(40), EnergyJoules: num(40)}),
+		row(1, 2, 20, &output.RowWall{PowerWatts: num(60), EnergyJoules: num(60)}),
+		row(2, 3, 20, &output.RowWall{}), // the plug did not answer
+		row(3, 4, 10, &output.RowWall{PowerWatts: num(41), EnergyJoules: num(41)}),
+	}
+	for _, f := range []output.SamplesFormat{output.SamplesCSV, output.SamplesNDJSON} {
+		for _, wall := range []bool{true, false} {
+			in := slices.Clone(rows)
+			if !wall {
+				for i := range in {
+					in[i].Wall = nil
+				}
+			}
+			var samples bytes.Buffer
+			if err := output.WriteSamples(&samples, f, in); err != nil {
+				t.Fatal(err)
+			}
+			chart, err := Read(&samples, "w."+string(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var svg bytes.Buffer
+			if err := chart(&svg, SVG, DefaultSize); err != nil {
+				t.Fatal(err)
+			}
+			texts, _ := svgOf(t, svg.Bytes())
+			dashed := dashedPaths(t, svg.Bytes())
+			title := "wall 141 J, 35.25 W on average; 60 J over 4 s, 15 W on average"
+			if wall && (!slices.Equal(dashed, []int{6, 2}) || !slices.Contains(texts, "wall") || !slices.Contains(texts, title)) {
+				t.Errorf("%s at the wall: dashed paths of %v points (want the three held windows' steps, 6, and the legend's mark, 2), texts %q", f, dashed, texts)
+			}
+			if !wall && (len(dashed) != 0 || slices.Contains(texts, "wall")) {
+				t.Errorf("%s without the wall: dashed paths %v, texts %q", f, dashed, texts)
+			}
+		}
 	}
 }
