@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/fakeplug"
+	"github.com/exopower/exopower/internal/plot"
 )
 
 // benchWall runs exopower bench --wall url with args in the text's
@@ -106,6 +109,26 @@ func TestBenchNetEnergyAtTheWall(t *testing.T) {
 	}
 	if w := rep.Results[0].Wall; w == nil || w.NetEnergyJoules == nil || w.NetEnergyUncertaintyJoules == nil {
 		t.Errorf("the command at the wall %+v: want its net energy and its uncertainty", w)
+	}
+	// Its picture, as exopower plot draws the export: the runs at the
+	// wall, a grey square each (and the legend's), beside the Mac's, the
+	// idle band at the wall behind them, and the mean there in the title.
+	export, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := plot.Read(bytes.NewReader(export), "b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg strings.Builder
+	if err := chart(&svg, plot.SVG, plot.DefaultSize); err != nil {
+		t.Fatal(err)
+	}
+	squares := regexp.MustCompile(`<path d="M[^"]*Z"\s+style="fill:#555555"`).FindAllString(svg.String(), -1)
+	if len(squares) != 2+1 || !strings.Contains(svg.String(), "fill:#E4E4E4") || !strings.Contains(svg.String(), " J at the wall)") ||
+		!strings.Contains(svg.String(), "energy at the wall<") {
+		t.Errorf("the picture of the bench has %d squares at the wall (want 3), or no idle band there, or no mean there in its title or legend", len(squares))
 	}
 }
 

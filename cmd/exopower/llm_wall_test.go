@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,8 @@ func TestLLMMeasuresTheRunAtTheWall(t *testing.T) {
 		cfg.Period, cfg.Prefill, cfg.Decode = 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond
 	})
 	f, plugURL := plug(t, fakeplug.ShellyGen1, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(30) })
-	csv := dir + "/set.csv"
-	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "4", "-w", "0", "--baseline", "300ms", "--wall", plugURL, "--export-csv", csv, url)
+	csv, svg := dir+"/set.csv", dir+"/llm.svg"
+	rep, stderr, code := llmJSON(t, cfg.Overrides, nil, "-r", "4", "-w", "0", "--baseline", "300ms", "--wall", plugURL, "--export-csv", csv, "--plot", svg, url)
 	if code != 0 || rep == nil || len(rep.Results) != 1 || rep.Results[0].Run == nil {
 		t.Fatalf("status %d, stderr %s", code, stderr)
 	}
@@ -51,6 +52,28 @@ func TestLLMMeasuresTheRunAtTheWall(t *testing.T) {
 	head, row, _ := strings.Cut(readFile(t, csv), "\n")
 	if !strings.Contains(head, ",wall_energy_joules,") || !strings.Contains(row, ",power,") && !strings.Contains(row, ",counter,") {
 		t.Errorf("the CSV has no wall:\n%s\n%s", head, row)
+	}
+	checkLLMPictureAtTheWall(t, readFile(t, svg))
+}
+
+// checkLLMPictureAtTheWall holds llm --plot's picture of a plug at a
+// constant power to it: a dashed line in the wall's grey, level (each
+// step the plug's power over it), and the title's J per token there.
+func checkLLMPictureAtTheWall(t *testing.T, svg string) {
+	t.Helper()
+	paths := regexp.MustCompile(`<path d="([^"]*)"\s+style="[^"]*stroke:#555555[^"]*stroke-dasharray`).FindAllStringSubmatch(svg, -1)
+	if len(paths) != 2 || !strings.Contains(svg, " mJ at the wall") && !strings.Contains(svg, " J at the wall") {
+		t.Fatalf("%d dashed paths in the wall's grey (want the plug's line and the legend's), or no J per token at the wall in the title", len(paths))
+	}
+	points := regexp.MustCompile(`[ML][0-9.-]+,([0-9.-]+)`).FindAllStringSubmatch(paths[0][1], -1)
+	for _, p := range points {
+		if p[1] != points[0][1] {
+			t.Errorf("the plug at 30 W is not a level line: %s", paths[0][1])
+			break
+		}
+	}
+	if len(points) < 4 {
+		t.Errorf("the plug's line has %d points, want two a reading, of two readings or more", len(points))
 	}
 }
 

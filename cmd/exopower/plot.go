@@ -41,7 +41,8 @@ the source. INPUT is one of:
   a bench's JSON (bench --json, --export-json): each run's energy as a point
   over a box per command, the idle baseline's energy over the command's mean
   duration as a band (± its uncertainty) when there is a baseline, and the
-  command with the least energy and the comparison in the title;
+  command with the least energy and the comparison in the title; with bench
+  --wall, the runs at the wall beside the Mac's, in grey, and their idle band;
 
   the lines of watch --node --json: a line per node's power over time, on this
   Mac's clock, and their total.

@@ -186,7 +186,7 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 		if run.Wall == nil {
 			return
 		}
-		if run.Wall.Coverage < minWallCoverage {
+		if run.Wall.Coverage < MinWallCoverage {
 			// The plug did not answer over it: its 0 J is no
 			// measurement, and is left out, as the Mac's own gaps are
 			// never filled with zeros.
@@ -212,7 +212,7 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 	}
 	if uncovered > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("at the wall, the plug's readings covered less than %s of %d of the %d runs (it did not answer, or its readings stood still): "+
-			"those runs are left out of the wall's figures", output.Percent(minWallCoverage), uncovered, len(r.Runs)))
+			"those runs are left out of the wall's figures", output.Percent(MinWallCoverage), uncovered, len(r.Runs)))
 	}
 	if len(energy) == 0 {
 		return
@@ -234,9 +234,10 @@ func (r *Result) finishWall(b *Baseline, unit *string) {
 	r.Warnings = append(r.Warnings, doubts...)
 }
 
-// minWallCoverage is the share of a run that the plug's readings must
-// cover for its wall energy to count.
-const minWallCoverage = 0.9
+// MinWallCoverage is the share of a run that the plug's readings must
+// cover for its wall energy to count (in the figures, and in a
+// picture of the runs).
+const MinWallCoverage = 0.9
 
 // wallDoubt is the share of a run's mean wall energy that the plug's
 // uncertainty may be before the wall's figure is said to be no

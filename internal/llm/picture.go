@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/plot"
+	"github.com/exopower/exopower/internal/wall"
 )
 
 // PlotFormat is the format of the picture a path names: .svg or .png.
@@ -60,7 +61,7 @@ func (rep *Report) phases() plot.Phases {
 			marks = append(marks, m)
 		}
 	}
-	p := plot.Phases{Title: rep.headline(), Caption: rep.caption(n), Requests: marks}
+	p := plot.Phases{Title: rep.headline(), Caption: rep.caption(n), Requests: marks, Wall: wallSteps(rep.plug, t0, t1)}
 	for _, t := range rep.timelines {
 		var steps []plot.Step
 		for _, s := range t.steps(t0, t1, rep.least()) {
@@ -71,27 +72,119 @@ func (rep *Report) phases() plot.Phases {
 	return p
 }
 
-// headline names the first setting and its figure, and how many more.
+// wallSteps is the plug's power over [t0, t1] (--wall), in seconds from
+// t0; none without a plug. A step a reading, from the midpoint with the
+// reading before to the one after, its power the plug's energy over it
+// over the time its readings covered (Session.Read): the reading itself
+// where it is held over the step, nothing where none is (a plug that
+// did not answer, or stalled), by the arithmetic of the run's figure.
+func wallSteps(plug *wall.Session, t0, t1 time.Time) []plot.Step {
+	if plug == nil {
+		return nil
+	}
+	half := plug.Interval() / 2
+	rs := plug.Since(t0.Add(-plug.Interval()))
+	var steps []plot.Step
+	for k, r := range rs {
+		a, b := r.At.Add(-half), r.At.Add(half)
+		if k > 0 {
+			a = rs[k-1].At.Add(r.At.Sub(rs[k-1].At) / 2)
+		}
+		if k+1 < len(rs) {
+			b = r.At.Add(rs[k+1].At.Sub(r.At) / 2)
+		}
+		if a.Before(t0) {
+			a = t0
+		}
+		if b.After(t1) {
+			b = t1
+		}
+		if !b.After(a) {
+			continue
+		}
+		sp := plug.Read(a, b)
+		if secs := b.Sub(a).Seconds() * sp.Coverage; secs > 0 {
+			steps = append(steps, plot.Step{Start: a.Sub(t0).Seconds(), End: b.Sub(t0).Seconds(), Watts: sp.Joules / secs})
+		}
+	}
+	return steps
+}
+
+// headline names the first setting and its figure, at the wall first
+// where it was measured there, and how many more settings.
 func (rep *Report) headline() string {
 	if len(rep.Results) == 0 {
 		return "exopower llm"
 	}
 	r := rep.Results[0]
 	s := title(r)
-	if f := r.Figures; f != nil && f.SoC != nil {
-		out := f.SoC.JoulesPerOutputToken
-		what := "per output token"
-		if f.SoC.NetJoulesPerOutputToken != nil {
-			out, what = f.SoC.NetJoulesPerOutputToken, "per output token, net of idle"
+	soc := socPerToken(r)
+	switch w := wallPerToken(r); {
+	case w.ok:
+		s += ", per output token: " + w.text + " at the wall"
+		if !w.resolved {
+			// The warnings say why: a run shorter than the plug
+			// resolves.
+			s += " (not resolved)"
 		}
-		if out != nil {
-			s += fmt.Sprintf(": %s %s (SoC)", perToken(float64(out.Mean)), what)
+		if soc.ok {
+			s += ", " + soc.text + " (SoC)"
 		}
+		switch {
+		case w.net && (soc.net || !soc.ok):
+			s += ", net of idle"
+		case w.net:
+			s += "; at the wall net of idle, the SoC's gross"
+		case soc.net:
+			s += "; the SoC's net of idle, at the wall gross"
+		}
+	case soc.ok && soc.net:
+		s += fmt.Sprintf(": %s per output token, net of idle (SoC)", soc.text)
+	case soc.ok:
+		s += fmt.Sprintf(": %s per output token (SoC)", soc.text)
 	}
 	if len(rep.Results) > 1 {
 		s += fmt.Sprintf(", and %d more settings", len(rep.Results)-1)
 	}
 	return s
+}
+
+// perTokenFigure is a setting's energy per output token, as a title
+// gives it: net of idle where there is a baseline.
+type perTokenFigure struct {
+	text              string
+	ok, net, resolved bool
+}
+
+// socPerToken is the setting's mean energy per output token in the
+// SoC.
+func socPerToken(r Result) perTokenFigure {
+	f := r.Figures
+	if f == nil || f.SoC == nil {
+		return perTokenFigure{}
+	}
+	out, net := f.SoC.JoulesPerOutputToken, f.SoC.NetJoulesPerOutputToken != nil
+	if net {
+		out = f.SoC.NetJoulesPerOutputToken
+	}
+	if out == nil {
+		return perTokenFigure{}
+	}
+	return perTokenFigure{text: perToken(float64(out.Mean)), ok: true, net: net, resolved: true}
+}
+
+// wallPerToken is the setting's energy per output token at the wall
+// (--wall, or the nodes' plugs).
+func wallPerToken(r Result) perTokenFigure {
+	if r.Run == nil || r.Run.Wall == nil || r.Run.Wall.JoulesPerOutputToken == nil {
+		return perTokenFigure{}
+	}
+	w := r.Run.Wall
+	out, net := w.JoulesPerOutputToken, w.NetJoulesPerOutputToken != nil
+	if net {
+		out = w.NetJoulesPerOutputToken
+	}
+	return perTokenFigure{text: perToken(float64(*out)), ok: true, net: net, resolved: w.Resolved}
 }
 
 // caption names the Macs, the source and the endpoint.

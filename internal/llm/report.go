@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -38,8 +39,10 @@ type Report struct {
 	Results  []Result  `json:"results"`
 	Warnings []string  `json:"warnings"`
 
-	// timelines are the nodes' windows, for the picture.
+	// timelines are the nodes' windows, for the picture; plug is the
+	// plug of --wall (nil without), whose readings it draws too.
 	timelines []*Timeline
+	plug      *wall.Session
 }
 
 // Node names a measured Mac.

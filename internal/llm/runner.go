@@ -130,7 +130,7 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 	if d, ok := drift(r.meter.timelines, idle); ok {
 		rep.Warnings = append(rep.Warnings, d)
 	}
-	rep.Nodes, rep.timelines = nodesOf(r.meter.timelines), r.meter.timelines
+	rep.Nodes, rep.timelines, rep.plug = nodesOf(r.meter.timelines), r.meter.timelines, r.meter.plug
 	rep.Warnings = append(rep.Warnings, r.meter.Close()...)
 	for _, sk := range r.meter.skipped {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("node %s was left out: %v", sk.Node, sk.Err))

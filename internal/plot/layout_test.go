@@ -154,10 +154,13 @@ func chartsAt(t *testing.T, size Size) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for name, write := range map[string]func(io.Writer, Format) error{
-		"bench": func(w io.Writer, f Format) error { return WriteBench(w, f, size, aBench) },
-		"power": func(w io.Writer, f Format) error { return WritePower(w, f, size, aRun) },
-		"nodes": func(w io.Writer, f Format) error { return WriteNodes(w, f, size, nodes) },
-		"llm":   func(w io.Writer, f Format) error { return WritePhases(w, f, size, twelveAtFour()) },
+		"bench":      func(w io.Writer, f Format) error { return WriteBench(w, f, size, aBench) },
+		"bench-wall": func(w io.Writer, f Format) error { return WriteBench(w, f, size, aBenchAtTheWall) },
+		"power":      func(w io.Writer, f Format) error { return WritePower(w, f, size, aRun) },
+		"power-wall": func(w io.Writer, f Format) error { return WritePower(w, f, size, aRunAtTheWall()) },
+		"nodes":      func(w io.Writer, f Format) error { return WriteNodes(w, f, size, nodes) },
+		"llm":        func(w io.Writer, f Format) error { return WritePhases(w, f, size, twelveAtFour()) },
+		"llm-wall":   func(w io.Writer, f Format) error { return WritePhases(w, f, size, oneMacAtTheWall()) },
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf, SVG); err != nil {
@@ -185,7 +188,9 @@ func chartsAt(t *testing.T, size Size) map[string][]byte {
 // it, as gonum draws it, an entry hides the points and lines under it.
 func TestALegendStandsBesideTheData(t *testing.T) {
 	entries := map[string][]string{"bench": {IdleLegend, RunLegend}, "power": {"total", "CPU", "ANE"}, "nodes": {"ten", "twenty", TotalName},
-		"llm": {"mac1 (10.0.0.5:10241)", TotalName, PrefillLegend, DecodeLegend, FailedLegend}}
+		"bench-wall": {IdleLegend, RunLegend, IdleWallLegend, WallRunLegend}, "power-wall": {"wall", "total"},
+		"llm":      {"mac1 (10.0.0.5:10241)", TotalName, PrefillLegend, DecodeLegend, FailedLegend},
+		"llm-wall": {WallName, "mac1 (10.0.0.5:10241)", PrefillLegend, DecodeLegend}}
 	for name, svg := range charts(t) {
 		l := layoutOf(t, svg)
 		for _, e := range entries[name] {

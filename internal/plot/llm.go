@@ -24,7 +24,10 @@ type Phases struct {
 	Caption string
 	// Series is the power of each Mac, one series a Mac, in seconds from
 	// the benchmark's start (t = 0).
-	Series   []NodeSeries
+	Series []NodeSeries
+	// Wall is the metered plug's power over the same time (llm --wall),
+	// drawn dashed as in a run's picture; none without a plug.
+	Wall     []Step
 	Requests []RequestMarks
 }
 
@@ -114,7 +117,7 @@ type phasesChart struct {
 
 // phasesChartOf lays out p's picture.
 func phasesChartOf(p Phases) (phasesChart, error) {
-	power, err := powerPanel(p.Series)
+	power, err := powerPanel(p.Series, p.Wall)
 	if err != nil {
 		return phasesChart{}, err
 	}
@@ -149,14 +152,28 @@ func legendName(name string) string {
 
 // powerPanel is the upper part of a Phases picture: a Mac's power as a
 // black step line, or several Macs' as coloured ones and their sum in
-// black. Its time axis is labelled on the lanes' part, under it.
-func powerPanel(series []NodeSeries) (*plot.Plot, error) {
+// black, and the plug's at the wall dashed in grey, where wall has it.
+// Its time axis is labelled on the lanes' part, under it.
+func powerPanel(series []NodeSeries, wall []Step) (*plot.Plot, error) {
 	pl := sansPlot()
 	pl.Y.Label.Text = "power (W)"
 	pl.X.Tick.Marker = manyTicks{blank: true}
 	pl.Add(labelledGrid{plotter.NewGrid()})
 	drawn := slices.DeleteFunc(slices.Clone(series), func(s NodeSeries) bool { return len(s.Windows) == 0 })
 	total := Total(series)
+	peak, _, _ := extent(total)
+	if len(wall) > 0 {
+		// First in the legend, as in a run's picture.
+		l, err := plotter.NewLine(stepXYs(wall))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", WallName, err)
+		}
+		l.Color, l.Width, l.Dashes = wallColor, vg.Points(1.5), wallDashes
+		pl.Add(l)
+		pl.Legend.Add(WallName, l)
+		wallPeak, _, _ := extent(wall)
+		peak = max(peak, wallPeak)
+	}
 	if len(drawn) == 1 {
 		if err := addLine(pl, legendName(drawn[0].Name), drawn[0].Windows, color.Black, vg.Points(2)); err != nil {
 			return nil, err
@@ -173,10 +190,12 @@ func powerPanel(series []NodeSeries) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	peak, _, _ := extent(total)
 	pl.Y.Min, pl.Y.Max = fromZero(0, max(1, peak))
 	return pl, nil
 }
+
+// WallName names the plug's power at the wall in a legend.
+const WallName = "wall"
 
 // lanesPanel is the lower part of a Phases picture: each request a bar
 // in its lane, the first lane at the top. It says how many lanes it

@@ -287,3 +287,45 @@ func TestPhasesWithNothingToDrawAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// oneMacAtTheWall is a benchmark of one Mac with a plug: its power
+// over twelve requests, and the plug's, a reading a second, above it.
+func oneMacAtTheWall() Phases {
+	p := twelveAtFour()
+	p.Title = "qwen2.5:7b, 4 in flight, per output token: 3.1 J at the wall, 1.27 J (SoC), net of idle"
+	p.Caption = "mac1 · IOReport · 12 requests · http://127.0.0.1:11434"
+	p.Series = p.Series[:1]
+	for k := range 9 {
+		p.Wall = append(p.Wall, Step{Start: float64(k) + 0.05, End: float64(k) + 1.05, Watts: 30 + 8*float64(k%3)})
+	}
+	return p
+}
+
+// The plug's power is a dashed line above the requests, as in a run's
+// picture, named first in the legend; a benchmark without a plug has
+// none.
+func TestAnLLMPictureDrawsTheWallDashed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Phases
+	}{{"at the wall", oneMacAtTheWall()}, {"without", twelveAtFour()}} {
+		var buf bytes.Buffer
+		if err := WritePhases(&buf, SVG, Size{Width: 800, Height: 400}, tc.p); err != nil {
+			t.Fatal(err)
+		}
+		texts, _ := svgOf(t, buf.Bytes())
+		dashed := dashedPaths(t, buf.Bytes())
+		if len(tc.p.Wall) == 0 {
+			if len(dashed) != 0 || slices.Contains(texts, WallName) {
+				t.Errorf("%s: dashed paths %v, texts %q", tc.name, dashed, texts)
+			}
+			continue
+		}
+		if !slices.Equal(dashed, []int{2 * len(tc.p.Wall), 2}) || !slices.Contains(texts, WallName) {
+			t.Errorf("%s: dashed paths of %v points, want the plug's steps (%d) and the legend's (2); texts %q", tc.name, dashed, 2*len(tc.p.Wall), texts)
+		}
+		if i, j := slices.Index(texts, WallName), slices.Index(texts, "mac1 (10.0.0.5:10241)"); i < 0 || j < 0 || i > j {
+			t.Errorf("%s: the wall is not first in the legend: %q", tc.name, texts)
+		}
+	}
+}

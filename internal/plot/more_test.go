@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"image/png"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 var aBench = Bench{
@@ -138,4 +144,96 @@ func count(xs []string, x string) int {
 		}
 	}
 	return n
+}
+
+// aBenchAtTheWall is aBench measured at the wall too: each command's
+// runs there beside the Mac's, and the idle band at the wall.
+var aBenchAtTheWall = Bench{
+	Title: "least energy: a (2 J on average; 9 J at the wall)",
+	Commands: []BenchCommand{
+		{Name: "a", Energies: []float64{1, 2, 3}, Idle: &Band{Center: 0.5, Error: 0.1}, Wall: []float64{8, 9, 10}, IdleWall: &Band{Center: 6, Error: 0.5}},
+		{Name: "b c", Energies: []float64{4, 4.5}, Idle: &Band{Center: 1, Error: 0}, Wall: []float64{12, 13}, IdleWall: &Band{Center: 7, Error: 0.5}},
+		{Name: "never ran"},
+	},
+}
+
+// squares are the wall's points of an SVG, a filled square each (the
+// legend's among them): their centres, in the SVG's points.
+func squares(t *testing.T, svg []byte) [][2]float64 {
+	t.Helper()
+	sq := regexp.MustCompile(`<path d="M([0-9.-]+),([0-9.-]+)L([0-9.-]+),([0-9.-]+)L[0-9.,-]+L[0-9.,-]+Z"\s+style="fill:#555555"`)
+	var out [][2]float64
+	for _, m := range sq.FindAllStringSubmatch(string(svg), -1) {
+		x0, _ := strconv.ParseFloat(m[1], 64)
+		y0, _ := strconv.ParseFloat(m[2], 64)
+		x1, _ := strconv.ParseFloat(m[3], 64)
+		out = append(out, [2]float64{(x0 + x1) / 2, y0})
+	}
+	return out
+}
+
+// A bench measured at the wall draws each command's runs there beside
+// the Mac's, in the wall's grey, squares over a dashed box, with the
+// idle band at the wall behind them; a run the plug did not cover is
+// left out, as bench's figures leave it out. A bench without the wall
+// draws none of it.
+func TestABenchAtTheWallDrawsItBesideTheMacs(t *testing.T) {
+	rep := bench.Report{SchemaVersion: 1, Type: "bench", Complete: true,
+		Baseline: &bench.Baseline{PowerWatts: 2, Wall: &bench.IdleWall{PowerWatts: 30}}}
+	spread := func(m float64) *bench.Spread { return &bench.Spread{Mean: wire.Num(m)} }
+	unc := wire.Num(1.5)
+	for i, cmd := range []string{"sleep 1", "sleep 2"} {
+		r := bench.Result{Command: cmd, EnergyJoules: spread(float64(10 * (i + 1))), DurationSeconds: spread(float64(i + 1)),
+			Wall: &bench.ResultWall{EnergyJoules: spread(float64(50 * (i + 1))), NetEnergyUncertaintyJoules: &unc}}
+		for k := range 3 {
+			w := &bench.RunWall{EnergyJoules: wire.Num(50*(i+1) + k), Coverage: 1}
+			if i == 1 && k == 2 {
+				w.Coverage = 0.5 // the plug did not answer over it
+			}
+			r.Runs = append(r.Runs, bench.Run{EnergyJoules: wire.Components{Total: wire.Num(10*(i+1) + k)}, Wall: w})
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	b := benchChart(&rep)
+	if !slices.Equal(b.Commands[0].Wall, []float64{50, 51, 52}) || !slices.Equal(b.Commands[1].Wall, []float64{100, 101}) ||
+		*b.Commands[1].IdleWall != (Band{Center: 60, Error: 1.5}) || !strings.Contains(b.Title, "least energy: sleep 1 (10.00 J on average; 50.00 J at the wall)") {
+		t.Errorf("the bench's picture at the wall: %+v", b)
+	}
+	for _, tc := range []struct {
+		name string
+		b    Bench
+		wall bool
+	}{{"at the wall", aBenchAtTheWall, true}, {"without", aBench, false}} {
+		var buf bytes.Buffer
+		if err := WriteBench(&buf, SVG, Size{Width: 800, Height: 400}, tc.b); err != nil {
+			t.Fatal(err)
+		}
+		texts, _ := svgOf(t, buf.Bytes())
+		sq, dashed := squares(t, buf.Bytes()), dashedPaths(t, buf.Bytes())
+		legend := slices.Contains(texts, WallRunLegend) && slices.Contains(texts, IdleWallLegend)
+		if !tc.wall {
+			if len(sq) != 0 || len(dashed) != 0 || legend {
+				t.Errorf("%s: %d squares, %d dashed paths, texts %q", tc.name, len(sq), len(dashed), texts)
+			}
+			continue
+		}
+		// A square a run at the wall and the legend's; a dashed box,
+		// median and two whiskers a command, two bands and the
+		// legend's.
+		if len(sq) != 5+1 || len(dashed) < 2*4+2 || !legend {
+			t.Errorf("%s: %d squares (want 6), %d dashed paths, texts %q", tc.name, len(sq), len(dashed), texts)
+		}
+		l := layoutOf(t, buf.Bytes())
+		circles := regexp.MustCompile(`<path d="M([0-9.-]+),[^"]*A[^"]*"\s+style="fill:#0072B2"`).FindAllStringSubmatch(buf.String(), -1)
+		// Each command's squares are right of its circles, and left of
+		// the next command's circles.
+		for _, s := range sq[:5] {
+			if s[0] > l.data.x1 {
+				t.Errorf("%s: a run's square at x %.1f, beyond the data", tc.name, s[0])
+			}
+		}
+		if first, _ := strconv.ParseFloat(circles[0][1], 64); !(sq[0][0] > first) {
+			t.Errorf("%s: the first command's runs at the wall (x %.1f) are not right of its own (x %.1f)", tc.name, sq[0][0], first)
+		}
+	}
 }

@@ -122,9 +122,8 @@ func TestAnSVGDrawsTheSystemAndTheMemoryWhereTheWindowsHoldThem(t *testing.T) {
 	}
 }
 
-// Windows that hold the plug's power (watch --wall) draw the wall too,
-// and the title leads with the wall's energy, as the summary does.
-func TestAnSVGDrawsTheWallWhereTheWindowsHoldIt(t *testing.T) {
+// aRunAtTheWall is aRun with the plug's power in its windows.
+func aRunAtTheWall() Power {
 	p := aRun
 	p.Windows = slices.Clone(aRun.Windows)
 	for i := range p.Windows {
@@ -132,7 +131,13 @@ func TestAnSVGDrawsTheWallWhereTheWindowsHoldIt(t *testing.T) {
 	}
 	j := 5.5
 	p.WallEnergy = &j
-	texts, series := legendAndSeries(t, p)
+	return p
+}
+
+// Windows that hold the plug's power (watch --wall) draw the wall too,
+// and the title leads with the wall's energy, as the summary does.
+func TestAnSVGDrawsTheWallWhereTheWindowsHoldIt(t *testing.T) {
+	texts, series := legendAndSeries(t, aRunAtTheWall())
 	all := strings.Join(texts, "\n")
 	if !slices.Contains(texts, "wall") || series != 5 || !strings.Contains(all, "wall 5.5 J, 22 W on average; 1.5 J over 0.25 s") {
 		t.Errorf("%d series (want 5), texts %q", series, texts)

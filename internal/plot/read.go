@@ -111,6 +111,7 @@ func benchChart(rep *bench.Report) Bench {
 				c.Idle.Error = float64(*u)
 			}
 		}
+		c.Wall, c.IdleWall = benchWall(rep, r)
 		b.Commands = append(b.Commands, c)
 		if r.EnergyJoules != nil && (least < 0 || r.EnergyJoules.Mean < rep.Results[least].EnergyJoules.Mean) {
 			least = i
@@ -118,7 +119,11 @@ func benchChart(rep *bench.Report) Bench {
 	}
 	if least >= 0 {
 		r := rep.Results[least]
-		b.Title += fmt.Sprintf("\nleast energy: %s (%s on average)", shortenMiddle(r.Command, 40), output.Joules(float64(r.EnergyJoules.Mean)))
+		atWall := ""
+		if r.Wall != nil && r.Wall.EnergyJoules != nil {
+			atWall = fmt.Sprintf("; %s at the wall", output.Joules(float64(r.Wall.EnergyJoules.Mean)))
+		}
+		b.Title += fmt.Sprintf("\nleast energy: %s (%s on average%s)", shortenMiddle(r.Command, 40), output.Joules(float64(r.EnergyJoules.Mean)), atWall)
 	}
 	// A line each for a few commands; more would leave the data no room.
 	if rep.Reference != nil && len(rep.Results) <= titleComparisons+1 {
@@ -136,6 +141,31 @@ func benchChart(rep *bench.Report) Bench {
 		b.Title += "\ncut short: the runs made by then"
 	}
 	return b
+}
+
+// benchWall is a command's runs at the wall, those the plug measured as
+// bench counts them in its figures (their wall, MinWallCoverage of them
+// covered), and the idle Mac's energy there over the command's mean
+// duration, ± what the idle wall power's error makes of it; none
+// without the wall.
+func benchWall(rep *bench.Report, r bench.Result) ([]float64, *Band) {
+	if r.Wall == nil {
+		return nil, nil
+	}
+	var runs []float64
+	for _, run := range r.Runs {
+		if run.Wall != nil && run.Wall.Coverage >= bench.MinWallCoverage {
+			runs = append(runs, float64(run.Wall.EnergyJoules))
+		}
+	}
+	if rep.Baseline == nil || rep.Baseline.Wall == nil || r.DurationSeconds == nil {
+		return runs, nil
+	}
+	idle := &Band{Center: float64(rep.Baseline.Wall.PowerWatts) * float64(r.DurationSeconds.Mean)}
+	if u := r.Wall.NetEnergyUncertaintyJoules; u != nil {
+		idle.Error = float64(*u)
+	}
+	return runs, idle
 }
 
 // titleComparisons is how many lines of comparison a bench's title
