@@ -90,7 +90,7 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string) e
 		return err
 	}
 	if o.wall.url != "" && o.nodes.Given() {
-		return errWallWithNodes("llm --node sums their runs, without an idle power at the wall yet")
+		return errWallWithNodes("llm --node sums them")
 	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {

@@ -405,6 +405,15 @@ func TestLLMOverTwoNodes(t *testing.T) {
 		t.Fatalf("the run over two nodes with plugs: wall %+v, %+v", w, res.Run.Wall)
 	}
 	within(t, "the run at the wall, both plugs", float64(res.Run.Summary.Wall.EnergyJoules), wall, 1)
+	// The idle power at the wall is the plugs' too, each once: 30 W and
+	// 50 W; and so the run's net there, at a constant draw nothing but
+	// what the spans' edges leave (the plugs' readings of a second
+	// against a run of a few).
+	if b := rep.Baseline.Wall; b == nil || res.Run.Wall.NetEnergyJoules == nil || res.Run.Wall.NetJoulesPerOutputToken == nil {
+		t.Fatalf("no idle power at the wall over two nodes with plugs: %+v, run %+v", b, res.Run.Wall)
+	}
+	within(t, "the idle power at the wall, both plugs", float64(rep.Baseline.Wall.PowerWatts), 30+50, 1)
+	withinJoules(t, "the run's net energy at the wall", float64(*res.Run.Wall.NetEnergyJoules), 0, 0.02*wall)
 }
 
 // nodeSpanTruth is the fake's exact energy over a node's span, by its

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wall"
@@ -29,6 +30,9 @@ type Meter struct {
 	notes     []string
 	// plug is the plug of --wall; nil without.
 	plug *wall.Session
+	// idleWalls are the idle spans' pieces at the wall over --node,
+	// in order (beginIdle, endIdle).
+	idleWalls []*bench.WallPiece
 }
 
 // NewMeter measures over members, streams sampled every interval;

@@ -152,18 +152,22 @@ func notFinite(n int) string {
 type span struct{ from, to time.Time }
 
 // idle waits out an idle span of the baseline's length, or until a
-// signal.
+// signal; over --node it is a span on every node too, for their plugs.
 func (r *Runner) idle(ctx context.Context) span {
 	r.cfg.Progress.Idle(r.cfg.Baseline)
 	r.meter.mark()
 	from := time.Now()
-	t := time.NewTimer(r.cfg.Baseline)
+	nodes := r.meter.beginIdle(ctx)
+	t := time.NewTimer(time.Until(from.Add(r.cfg.Baseline)))
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
 	to := time.Now()
+	if nodes {
+		r.meter.endIdle(from, to)
+	}
 	r.meter.settle(context.Background(), to)
 	return span{from, to}
 }

@@ -37,12 +37,13 @@ func (m *Meter) addWall(ctx context.Context, sum *wire.Summary, from, to time.Ti
 	sum.Warnings = append(sum.Warnings, warnings...)
 }
 
-// wallIdle is the idle power at the wall over the idle spans; nil
-// without --wall, or unless the plug measured each. The plug has been
+// wallIdle is the idle power at the wall over the idle spans: from the
+// plug of --wall, or over --node the nodes' plugs (nodesWallIdle); nil
+// without, or unless each span was measured there. The plug has been
 // read after each span's end: the runs came after.
 func (m *Meter) wallIdle(idle []span) *bench.IdleWall {
 	if m.plug == nil {
-		return nil
+		return m.nodesWallIdle()
 	}
 	var pieces []bench.IdleSpan
 	for _, s := range idle {
