@@ -121,8 +121,6 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if plug == nil {
 		addWallEstimate(sum, res, cmd.Identity)
 	}
-	// Once the plug was read after the end (addWall), so that its
-	// readings hold the last window too.
 	saved := o.files.Write(&windows, res, o.argv, wallReader(plug), cmd.Identity.Cred)
 	return withFileError(o.deliver(s, sum, exit, signals, cmd.Identity), saved, exit.Status)
 }

@@ -95,7 +95,8 @@ func addWall(sum *wire.Summary, plug *wall.Session, from, to time.Time) {
 }
 
 // wallReader reads the energy of plug (none without --wall) over a
-// stretch of the run's windows.
+// stretch of the run's windows: once the plug was read after the run's
+// end (addWall), so that its readings hold the last window too.
 func wallReader(plug *wall.Session) output.WallReader {
 	if plug == nil {
 		return nil
