@@ -63,6 +63,10 @@ var benchTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "bench-run-wall", At: []string{"results[].runs[].wall"}},
 	{Name: "bench-result-wall", At: []string{"results[].wall"}},
 	{Name: "bench-spread", At: []string{"results[].wall.energy_joules", "results[].wall.net_energy_joules", "results[].wall.energy_per_unit_joules"}},
+	{Name: "bench-run-wall-estimated", At: []string{"results[].runs[].wall_estimated"}},
+	{Name: "bench-result-wall-estimated", At: []string{"results[].wall_estimated"}},
+	{Name: "bench-spread", At: []string{"results[].wall_estimated.energy_joules", "results[].wall_estimated.net_energy_joules", "results[].wall_estimated.energy_per_unit_joules"}},
+	{Name: "summary-wall-calibration", At: []string{"results[].wall_estimated.calibration"}},
 }, nodesTables("results[].runs[].nodes[]"), jsondoc.Under("results[].runs[]", attributionTables...))
 
 var llmTables = slices.Concat([]jsondoc.TableAt{
@@ -92,7 +96,7 @@ var readmeShapes = []jsondoc.Shape{
 	// A bench run's nodes are the nodes of run --node, shown there; a
 	// node's span is one Mac's, with no bound of its own.
 	// A run's attribution is run --attribute's, shown whole there.
-	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
+	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall", "bench-wall-estimated"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
 		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their

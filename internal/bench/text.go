@@ -90,6 +90,9 @@ func (t *Text) Summary(rep *Report) error {
 			fmt.Fprintf(&b, "  at the wall: %s ± %s by the plug's readings%s over %s (what net at the wall is net of)\n", output.Watts(float64(w.PowerWatts)),
 				output.Watts(float64(w.UncertaintyWatts)), seText(w.StandardErrorWatts), output.Seconds(float64(w.DurationSeconds)))
 		}
+		if w := bl.WallEstimatedPowerWatts; w != nil {
+			fmt.Fprintf(&b, "  at the wall (estimated): %s from this Mac's calibration, not measured (what net at the wall (estimated) is net of)\n", output.Watts(float64(*w)))
+		}
 		t.writeNet(&b, rep)
 		b.WriteString("\n")
 	}
@@ -193,6 +196,12 @@ func (t *Text) block(i int, r Result) string {
 		row("Wall energy", w.EnergyJoules, output.Joules, wallAfter(w))
 		ranged(w.EnergyJoules, output.Joules, "")
 	}
+	if w := r.WallEstimated; w != nil && r.Wall == nil {
+		// An estimate of the wall leads too, named as one, as in
+		// exopower run's summary.
+		row("Wall energy (estimated)", w.EnergyJoules, output.Joules, estimatedAfter(w))
+		ranged(w.EnergyJoules, output.Joules, "")
+	}
 	if r.SystemEnergyJoules != nil {
 		// The whole Mac's leads where it is known: it is what the Mac drew.
 		row("System energy", r.SystemEnergyJoules, output.Joules, "")
@@ -216,6 +225,9 @@ func (t *Text) block(i int, r Result) string {
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
 		if w := r.Wall; w != nil {
 			row("Wall energy per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
+		}
+		if w := r.WallEstimated; w != nil && r.Wall == nil {
+			row("Wall (estimated) per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		}
 	}
 	t.writeLines(&b, lines)
@@ -305,6 +317,9 @@ func (t *Text) writeNet(b *strings.Builder, rep *Report) {
 			// The wall leads, as in the blocks.
 			line = fmt.Sprintf("at the wall %s   (± %s from the plug and the baseline);  SoC %s", joulesMeanSD(w.NetEnergyJoules),
 				output.Joules(float64(w.UncertaintyJoules)+val(w.NetEnergyUncertaintyJoules)), line)
+		}
+		if w := r.WallEstimated; r.Wall == nil && w != nil && w.NetEnergyJoules != nil {
+			line = fmt.Sprintf("at the wall (estimated) %s;  SoC %s", joulesMeanSD(w.NetEnergyJoules), line)
 		}
 		if s := r.NetSystemEnergyJoules; s != nil {
 			line += ";  net system " + joulesMeanSD(s)
@@ -431,4 +446,20 @@ func wallSourceText(s wire.WallSource) string {
 		text += fmt.Sprintf(", its counter in counts of %s", output.Joules(float64(*r)))
 	}
 	return text + "; the Mac and whatever else is on the plug"
+}
+
+// estimatedAfter says that a command's wall energy is an estimate, after
+// its line: of which calibration, and its error, which more runs do not
+// shrink.
+func estimatedAfter(w *ResultWallEstimated) string {
+	c := w.Calibration
+	day := c.CalibratedAt
+	if len(day) >= 10 {
+		day = day[:10]
+	}
+	text := fmt.Sprintf("[not measured: from this Mac's calibration of %s, ± %s by its RMS of %s", day, output.Joules(float64(w.UncertaintyJoules)), output.Watts(float64(c.RMSWatts)))
+	if w.Extrapolated {
+		text += "; extrapolated: the Mac's power was outside the calibration's range"
+	}
+	return text + "]"
 }

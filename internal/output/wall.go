@@ -40,3 +40,27 @@ func NewWallEstimated(e calibrate.Estimate, c *calibrate.Calibration) *wire.Wall
 			RMSWatts: wire.Num(f.RMSWatts), MaxResidualWatts: wire.Num(f.MaxResidualWatts), RSquared: wire.Num(f.RSquared),
 			MinWatts: wire.Num(f.MinWatts), MaxWatts: wire.Num(f.MaxWatts), Steps: f.Points, PlugKind: c.Plug.Kind, PlugModel: c.Plug.Model}}
 }
+
+// EstimateWall gives sum the wall estimated from c, this Mac's
+// calibration (nil: none), over the span sum measured: the fit's line of
+// the Mac's average power over the time the windows covered, held over
+// the span's duration. It gives none where a plug read the wall, or no
+// window covered the span; the error is why c cannot estimate this
+// source's span (calibrate.ErrNoFitForSource).
+func EstimateWall(sum *wire.Summary, c *calibrate.Calibration) error {
+	secs := float64(sum.DurationSeconds)
+	covered := secs * float64(sum.Coverage)
+	if c == nil || sum.Wall != nil || !(covered > 0) {
+		return nil
+	}
+	var system float64
+	if s := sum.EnergyJoules.System; s != nil {
+		system = float64(*s)
+	}
+	e, err := c.Estimate(secs, system/covered, sum.EnergyJoules.System != nil, float64(sum.EnergyJoules.Total)/covered)
+	if err != nil {
+		return err
+	}
+	sum.WallEstimated = NewWallEstimated(e, c)
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/calibrate"
+	"github.com/exopower/exopower/internal/child"
+)
+
+// estimatedCSVColumns are the CSV's columns of bench's estimate at the
+// wall: after the plug's, the last.
+var estimatedCSVColumns = []string{"wall_estimated_energy_mean", "wall_estimated_energy_stddev", "wall_estimated_energy_uncertainty",
+	"net_wall_estimated_energy_mean", "net_wall_estimated_energy_stddev", "wall_estimated_energy_per_unit_mean",
+	"wall_estimated_energy_per_unit_stddev", "wall_estimated_from"}
+
+// The fake IOReport's Mac, and the serial number the tests give it.
+const (
+	fakeModel  = "Mac14,14"
+	fakeSerial = "C02TESTSERIAL"
+)
+
+// calibrated keeps in home's configuration directory (as calibrating
+// reads it) a calibration of the Mac of serial, as calibrate would have
+// made it: wall = 12 W + 1.15 × the system's power, and 20 W + 2.5 × the
+// SoC's, where soc.
+func calibrated(t *testing.T, home, serial string, soc bool) *calibrate.Calibration {
+	t.Helper()
+	mac, err := calibrate.Identify(fakeModel, serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &calibrate.Calibration{SchemaVersion: calibrate.SchemaVersion, Type: calibrate.TypeCalibration, CalibratedAt: "2026-12-07T13:50:11Z",
+		Mac: mac, Plug: calibrate.Plug{Kind: "shelly-gen2", Model: "SNPL-00112EU"}, Source: "ioreport", LevelsPercent: []int{0, 25, 50, 100},
+		StepSeconds: 20, SettleSeconds: 5, GPU: calibrate.NoGPU,
+		System: &calibrate.Fit{InterceptWatts: 12, Slope: 1.15, RMSWatts: 0.7, MaxResidualWatts: 1.1, RSquared: 0.998, Points: 4, MinWatts: 15, MaxWatts: 75}}
+	if soc {
+		c.SoC = &calibrate.Fit{InterceptWatts: 20, Slope: 2.5, RMSWatts: 1.2, MaxResidualWatts: 1.9, RSquared: 0.99, Points: 4, MinWatts: 1, MaxWatts: 30}
+	}
+	if err := calibrate.Save(filepath.Join(home, ".config", "exopower"), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A calibration is used only where it is this Mac's and fits the
+// source: another Mac's, another model's, and a fit of the system's
+// power for a source of the SoC's alone are each refused with the
+// reason; none at all says nothing.
+func TestACalibrationIsUsedOnlyForItsOwnMac(t *testing.T) {
+	home := t.TempDir()
+	id := child.Identity{Env: []string{"HOME=" + home, "XDG_CONFIG_HOME="}}
+	serial := func(s string) func() (string, error) { return func() (string, error) { return s, nil } }
+	if c, why := findCalibration(id, serial(fakeSerial)).forMac(fakeModel, true); c != nil || why != "" {
+		t.Fatalf("no calibration: %v, %q", c, why)
+	}
+	want := calibrated(t, home, fakeSerial, false)
+	for _, tc := range []struct {
+		name, serial, model string
+		system              bool
+		why                 string
+	}{
+		{"this Mac", fakeSerial, fakeModel, true, ""},
+		{"another Mac of its model", "C02OTHERMAC", fakeModel, true, "no wall (estimated): the calibration is of another Mac14,14 (its serial number's digest differs): a fit of another Mac is never used"},
+		{"another model", fakeSerial, "Mac15,3", true, "no wall (estimated): the calibration is of a Mac14,14, and this Mac is a Mac15,3"},
+		{"a source of the SoC alone", fakeSerial, fakeModel, false, "no wall (estimated): " + calibrate.ErrNoFitForSource.Error() + ": give --source ioreport"},
+	} {
+		c, why := findCalibration(id, serial(tc.serial)).forMac(tc.model, tc.system)
+		if tc.why == "" && (c == nil || c.System.InterceptWatts != want.System.InterceptWatts || why != "") || tc.why != "" && (c != nil || !strings.HasPrefix(why, tc.why)) {
+			t.Errorf("%s: %v, %q; want %q", tc.name, c, why, tc.why)
+		}
+	}
+}
+
+// bench, with this Mac's calibration and no plug, estimates each run at
+// the wall from the run's own system energy, exactly as the fit's line
+// gives it, and its net of the idle power's estimate.
+func TestBenchEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	c := calibrated(t, home, fakeSerial, true)
+	out, stderr, status := outputOf(t, calibrating(t, home, fakeSerial, "bench", "--json", "--source", "ioreport", "-i", "100ms", "-r", "2",
+		"--baseline", "500ms", "sleep 0.2"))
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || status != 0 || len(rep.Results) != 1 || rep.Baseline == nil {
+		t.Fatalf("status %d, %v:\n%s\n%s", status, err, out, stderr)
+	}
+	r := rep.Results[0]
+	idle := rep.Baseline.SystemPowerWatts
+	if r.WallEstimated == nil || r.WallEstimated.From != calibrate.FromSystem || idle == nil || rep.Baseline.WallEstimatedPowerWatts == nil {
+		t.Fatalf("estimate %+v, baseline %+v\n%s", r.WallEstimated, rep.Baseline, stderr)
+	}
+	f := c.System
+	idleWall := f.InterceptWatts + f.Slope*float64(*idle)
+	if math.Abs(float64(*rep.Baseline.WallEstimatedPowerWatts)-idleWall) > 1e-9*idleWall {
+		t.Errorf("the idle wall %v W, want %v W", float64(*rep.Baseline.WallEstimatedPowerWatts), idleWall)
+	}
+	for i, run := range r.Runs {
+		secs, sys := float64(run.DurationSeconds), float64(*run.EnergyJoules.System)
+		e := f.InterceptWatts*secs + f.Slope*sys/float64(run.Coverage)
+		w := run.WallEstimated
+		if w == nil || math.Abs(float64(w.EnergyJoules)-e) > 1e-9*e || math.Abs(float64(w.UncertaintyJoules)-f.RMSWatts*secs) > 1e-9 ||
+			w.NetEnergyJoules == nil || math.Abs(float64(*w.NetEnergyJoules)-(e-idleWall*secs)) > 1e-9*e {
+			t.Errorf("run %d: %+v, want %v J ± %v J, net %v J", i, w, e, f.RMSWatts*secs, e-idleWall*secs)
+		}
+	}
+}
