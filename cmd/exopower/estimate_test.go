@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/child"
+	"github.com/exopower/exopower/internal/fakellm"
 )
 
 // estimatedCSVColumns are the CSV's columns of bench's estimate at the
@@ -25,12 +27,18 @@ const (
 )
 
 // calibrated keeps in home's configuration directory (as calibrating
-// reads it) a calibration of the Mac of serial, as calibrate would have
-// made it: wall = 12 W + 1.15 × the system's power, and 20 W + 2.5 × the
-// SoC's, where soc.
+// reads it) a calibration of the fake IOReport's Mac of serial, as
+// calibrate would have made it: wall = 12 W + 1.15 × the system's power,
+// and 20 W + 2.5 × the SoC's, where soc.
 func calibrated(t *testing.T, home, serial string, soc bool) *calibrate.Calibration {
 	t.Helper()
-	mac, err := calibrate.Identify(fakeModel, serial)
+	return calibratedAs(t, home, fakeModel, serial, soc)
+}
+
+// calibratedAs is calibrated for a Mac of model.
+func calibratedAs(t *testing.T, home, model, serial string, soc bool) *calibrate.Calibration {
+	t.Helper()
+	mac, err := calibrate.Identify(model, serial)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +114,45 @@ func TestBenchEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
 		if w == nil || math.Abs(float64(w.EnergyJoules)-e) > 1e-9*e || math.Abs(float64(w.UncertaintyJoules)-f.RMSWatts*secs) > 1e-9 ||
 			w.NetEnergyJoules == nil || math.Abs(float64(*w.NetEnergyJoules)-(e-idleWall*secs)) > 1e-9*e {
 			t.Errorf("run %d: %+v, want %v J ± %v J, net %v J", i, w, e, f.RMSWatts*secs, e-idleWall*secs)
+		}
+	}
+}
+
+// llm, with this Mac's calibration and no plug, over powermetrics (the
+// SoC's power alone): each setting's run at the wall is the SoC's fit's
+// line of the run's own energy, exactly, over its output tokens, and
+// net of the idle power's estimate.
+func TestLLMEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
+	t.Parallel()
+	dir, home := t.TempDir(), t.TempDir()
+	_, url, cfg := modelServer(t, dir, func(cfg *fakellm.Config) {
+		cfg.Period, cfg.Prefill, cfg.Decode = 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond
+	})
+	c := calibratedAs(t, home, "MacBookPro17,1", fakeSerial, true)
+	rep, stderr, code := llmJSON(t, cfg.Overrides, []string{"HOME=" + home, "XDG_CONFIG_HOME=", "EXOPOWER_FAKE_SERIAL=" + fakeSerial},
+		"-r", "2", "-w", "0", "--baseline", "300ms", url)
+	if code != 0 || rep == nil || len(rep.Results) != 1 || rep.Results[0].Run == nil || rep.Baseline == nil {
+		t.Fatalf("status %d, stderr %s", code, stderr)
+	}
+	run := rep.Results[0].Run
+	e, rw := run.Summary.WallEstimated, run.WallEstimated
+	if e == nil || rw == nil || e.From != calibrate.FromSoC || run.Summary.Wall != nil || rep.Baseline.WallEstimatedPowerWatts == nil || run.CompletionTokens == 0 {
+		t.Fatalf("estimate %+v, %+v, baseline %+v\n%s", e, rw, rep.Baseline, stderr)
+	}
+	f, secs, n := c.SoC, float64(run.Summary.DurationSeconds), float64(run.CompletionTokens)
+	want := f.InterceptWatts*secs + f.Slope*float64(run.Summary.EnergyJoules.Total)/float64(run.Summary.Coverage)
+	idle := f.InterceptWatts + f.Slope*float64(rep.Baseline.PowerWatts)
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"the run's estimate", float64(e.EnergyJoules), want},
+		{"its J per output token", float64(*rw.JoulesPerOutputToken), want / n},
+		{"the idle wall", float64(*rep.Baseline.WallEstimatedPowerWatts), idle},
+		{"the net estimate", float64(*rw.NetEnergyJoules), want - idle*secs},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9*math.Abs(c.want) {
+			t.Errorf("%s %v, want %v", c.what, c.got, c.want)
 		}
 	}
 }

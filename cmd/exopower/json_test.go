@@ -84,6 +84,7 @@ var llmTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "llm-phase", At: []string{"results[].requests[].*"}},
 	{Name: "llm-phase-node", At: []string{"results[].requests[].*.nodes[]"}},
 	{Name: "llm-run-wall", At: []string{"results[].run.wall"}},
+	{Name: "llm-run-wall-estimated", At: []string{"results[].run.wall_estimated"}},
 	{Name: "bench-idle-wall", At: []string{"baseline.wall"}},
 }, jsondoc.Under("results[].run.summary", spanTables...), jsondoc.Under("results[].run.summary", wallTables...), nodesTables("results[].run.summary.nodes[]"),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{"results[].run.summary"}}})
@@ -101,7 +102,7 @@ var readmeShapes = []jsondoc.Shape{
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
 	// fields are in the reference's tables), not in an example of one.
-	{Names: []string{"llm", "llm-wall"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
+	{Names: []string{"llm", "llm-wall", "llm-wall-estimated"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
 			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},

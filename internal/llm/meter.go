@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wall"
@@ -29,6 +30,9 @@ type Meter struct {
 	notes     []string
 	// plug is the plug of --wall; nil without.
 	plug *wall.Session
+	// cal is this Mac's calibration, which each run's wall is estimated
+	// from without a plug (EstimateWall); nil: none.
+	cal *calibrate.Calibration
 }
 
 // NewMeter measures over members, streams sampled every interval;
@@ -121,6 +125,7 @@ func (m *Meter) end(ctx context.Context, start, at time.Time) *wire.Summary {
 		sum = cluster.Total(nodes, m.skipped, start, at.Sub(start))
 	}
 	m.addWall(ctx, sum, start, at)
+	m.addWallEstimate(sum)
 	return sum
 }
 
