@@ -190,17 +190,13 @@ func (t *Text) block(i int, r Result) string {
 		}
 	}
 	runs := output.Count(len(r.Runs), "run")
-	if w := r.Wall; w != nil {
+	lead := wallLead(r)
+	if lead.energy != nil {
 		// The wall leads where a plug reads it: it is what was paid
-		// for, as exopower run's summary leads with it.
-		row("Wall energy", w.EnergyJoules, output.Joules, wallAfter(w))
-		ranged(w.EnergyJoules, output.Joules, "")
-	}
-	if w := r.WallEstimated; w != nil && r.Wall == nil {
-		// An estimate of the wall leads too, named as one, as in
-		// exopower run's summary.
-		row("Wall energy (estimated)", w.EnergyJoules, output.Joules, estimatedAfter(w))
-		ranged(w.EnergyJoules, output.Joules, "")
+		// for, as exopower run's summary leads with it; an estimate of
+		// it leads too, named as one.
+		row(lead.name, lead.energy, output.Joules, lead.after)
+		ranged(lead.energy, output.Joules, "")
 	}
 	if r.SystemEnergyJoules != nil {
 		// The whole Mac's leads where it is known: it is what the Mac drew.
@@ -223,12 +219,7 @@ func (t *Text) block(i int, r Result) string {
 		name := cmp.Or(r.unit, "unit")
 		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
-		if w := r.Wall; w != nil {
-			row("Wall energy per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
-		}
-		if w := r.WallEstimated; w != nil && r.Wall == nil {
-			row("Wall (estimated) per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
-		}
+		row(lead.perUnit+name, lead.perUnitEnergy, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 	}
 	t.writeLines(&b, lines)
 	return b.String()
@@ -462,4 +453,25 @@ func estimatedAfter(w *ResultWallEstimated) string {
 		text += "; extrapolated: the Mac's power was outside the calibration's range"
 	}
 	return text + "]"
+}
+
+// leadingWall is the wall's rows that lead a command's block.
+type leadingWall struct {
+	name, perUnit, after  string
+	energy, perUnitEnergy *Spread
+}
+
+// wallLead is the wall that leads a command's block: the plug's energy
+// where it measured the runs, else the estimate's from this Mac's
+// calibration, named as one; no energy without either, no energy per
+// unit without units.
+func wallLead(r Result) leadingWall {
+	switch {
+	case r.Wall != nil:
+		return leadingWall{"Wall energy", "Wall energy per ", wallAfter(r.Wall), r.Wall.EnergyJoules, r.Wall.EnergyPerUnitJoules}
+	case r.WallEstimated != nil:
+		w := r.WallEstimated
+		return leadingWall{"Wall energy (estimated)", "Wall (estimated) per ", estimatedAfter(w), w.EnergyJoules, w.EnergyPerUnitJoules}
+	}
+	return leadingWall{}
 }
