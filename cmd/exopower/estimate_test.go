@@ -12,6 +12,7 @@ import (
 	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/fakellm"
+	"github.com/exopower/exopower/internal/wire"
 )
 
 // estimatedCSVColumns are the CSV's columns of bench's estimate at the
@@ -153,6 +154,41 @@ func TestLLMEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
 	} {
 		if math.Abs(c.got-c.want) > 1e-9*math.Abs(c.want) {
 			t.Errorf("%s %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+// serve, with the calibration of the user who ran it and no plug, says
+// in its status which fit it uses, whose energy is the fit's line over
+// the stream's covered time and the system's energy, exactly; and in its
+// log.
+func TestServeEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	c := calibrated(t, home, fakeSerial, true)
+	s := startServe(t, ioProfile, []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_IOREPORT=" + calSystem, "HOME=" + home, "XDG_CONFIG_HOME=",
+		"EXOPOWER_FAKE_SERIAL=" + fakeSerial}, "--source", "ioreport", "-i", "100ms")
+	st := s.waitStatus(t, "the calibration in use", func(st wire.Status) bool {
+		return st.WallEstimated != nil && st.WallEstimated.Calibration != nil && st.Samples >= 3
+	})
+	e := st.WallEstimated
+	want := c.System.InterceptWatts*float64(st.CoveredSeconds) + c.System.Slope*float64(*st.EnergyJoules.System)
+	if e.From != calibrate.FromSystem || e.EnergyJoules == nil || math.Abs(float64(*e.EnergyJoules)-want) > 1e-9*want ||
+		e.File != filepath.Join(home, ".config", "exopower", calibrate.FileName) {
+		t.Errorf("status %+v: want %v J from the system's fit", e, want)
+	}
+	// The log's line was written before the status answered; its reader
+	// may not have it yet.
+	said := "exopower serve: wall (estimated) from this Mac's calibration of " + c.Date() + " ("
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		log := strings.Join(s.stderr, "\n")
+		s.mu.Unlock()
+		if strings.Contains(log, said) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute on, the log does not say which calibration is used:\n%s", log)
 		}
 	}
 }

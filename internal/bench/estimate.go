@@ -99,7 +99,7 @@ func (r *Result) finishWallEstimated(b *Baseline, unit *string) {
 		run.WallEstimated = rw
 		energy, unc = append(energy, e.Joules), append(unc, e.UncertaintyJoules)
 		w.From, w.Extrapolated = e.From, w.Extrapolated || e.Extrapolated
-		w.Calibration = output.NewWallEstimated(e, r.cal).Calibration
+		w.Calibration = output.NewWallCalibration(e.Fit, r.cal)
 	}
 	if len(energy) != len(r.Runs) {
 		return

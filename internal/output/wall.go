@@ -33,12 +33,16 @@ func NewWall(sp wall.Span, info wall.Info, interval time.Duration, seconds float
 // NewWallEstimated is the summary's estimate of the wall, e, from the
 // calibration c.
 func NewWallEstimated(e calibrate.Estimate, c *calibrate.Calibration) *wire.WallEstimated {
-	f := e.Fit
 	return &wire.WallEstimated{EnergyJoules: wire.Num(e.Joules), UncertaintyJoules: wire.Num(e.UncertaintyJoules),
-		AvgPowerWatts: wire.Num(e.AvgPowerWatts), From: e.From, Extrapolated: e.Extrapolated,
-		Calibration: wire.WallCalibration{CalibratedAt: c.CalibratedAt, InterceptWatts: wire.Num(f.InterceptWatts), Slope: wire.Num(f.Slope),
-			RMSWatts: wire.Num(f.RMSWatts), MaxResidualWatts: wire.Num(f.MaxResidualWatts), RSquared: wire.Num(f.RSquared),
-			MinWatts: wire.Num(f.MinWatts), MaxWatts: wire.Num(f.MaxWatts), Steps: f.Points, PlugKind: c.Plug.Kind, PlugModel: c.Plug.Model}}
+		AvgPowerWatts: wire.Num(e.AvgPowerWatts), From: e.From, Extrapolated: e.Extrapolated, Calibration: NewWallCalibration(e.Fit, c)}
+}
+
+// NewWallCalibration is the fit f of the calibration c, as the JSON
+// names the fit an estimate came from.
+func NewWallCalibration(f calibrate.Fit, c *calibrate.Calibration) wire.WallCalibration {
+	return wire.WallCalibration{CalibratedAt: c.CalibratedAt, InterceptWatts: wire.Num(f.InterceptWatts), Slope: wire.Num(f.Slope),
+		RMSWatts: wire.Num(f.RMSWatts), MaxResidualWatts: wire.Num(f.MaxResidualWatts), RSquared: wire.Num(f.RSquared),
+		MinWatts: wire.Num(f.MinWatts), MaxWatts: wire.Num(f.MaxWatts), Steps: f.Points, PlugKind: c.Plug.Kind, PlugModel: c.Plug.Model}
 }
 
 // EstimateWall gives sum the wall estimated from c, this Mac's
