@@ -52,9 +52,9 @@ read the metered plug of --wall and the Mac's own power side by side, and fit
 the wall as a line of the whole system's power (with --source ioreport, the
 default where it opens) and of the SoC's. The fit, its error and its steps are
 kept for this Mac alone (its model and a digest of its serial number) in the
-user's configuration directory; afterwards, with no --wall, run prints a
-"wall (estimated)" figure from it, marked as an estimate. The GPU is not
-loaded: exopower has no GPU load of its own.`,
+user's configuration directory; afterwards, with no --wall, run, watch, bench,
+llm and serve give a "wall (estimated)" figure from it, marked as an
+estimate. The GPU is not loaded: exopower has no GPU load of its own.`,
 		Example: `  exopower calibrate --wall shelly://192.168.1.20
   exopower calibrate --wall tasmota://plug.local --step 30s --levels 0,20,40,60,80,100
   exopower calibrate --show
