@@ -444,11 +444,8 @@ func wallSourceText(s wire.WallSource) string {
 // shrink.
 func estimatedAfter(w *ResultWallEstimated) string {
 	c := w.Calibration
-	day := c.CalibratedAt
-	if len(day) >= 10 {
-		day = day[:10]
-	}
-	text := fmt.Sprintf("[not measured: from this Mac's calibration of %s, ± %s by its RMS of %s", day, output.Joules(float64(w.UncertaintyJoules)), output.Watts(float64(c.RMSWatts)))
+	text := fmt.Sprintf("[not measured: from this Mac's calibration of %s, ± %s by its RMS of %s", output.CalibrationDay(c.CalibratedAt),
+		output.Joules(float64(w.UncertaintyJoules)), output.Watts(float64(c.RMSWatts)))
 	if w.Extrapolated {
 		text += "; extrapolated: the Mac's power was outside the calibration's range"
 	}

@@ -112,12 +112,8 @@ func estimatedRow(r Result, net bool) (row, bool) {
 		}
 		j, u, per, what = float64(*rw.NetEnergyJoules), val(rw.NetEnergyUncertaintyJoules), rw.NetJoulesPerOutputToken, "net energy"
 	}
-	day := e.Calibration.CalibratedAt
-	if len(day) >= 10 {
-		day = day[:10]
-	}
 	after := fmt.Sprintf("(whole run, %s %s ± %s, not measured: from this Mac's calibration of %s, RMS %s", what, output.Joules(j), output.Joules(u),
-		day, output.Watts(float64(e.Calibration.RMSWatts)))
+		output.CalibrationDay(e.Calibration.CalibratedAt), output.Watts(float64(e.Calibration.RMSWatts)))
 	if e.Extrapolated {
 		after += "; extrapolated: the Mac's power was outside the calibration's range"
 	}

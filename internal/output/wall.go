@@ -45,6 +45,15 @@ func NewWallCalibration(f calibrate.Fit, c *calibrate.Calibration) wire.WallCali
 		MinWatts: wire.Num(f.MinWatts), MaxWatts: wire.Num(f.MaxWatts), Steps: f.Points, PlugKind: c.Plug.Kind, PlugModel: c.Plug.Model}
 }
 
+// CalibrationDay is the day of a calibration that ended at (RFC 3339,
+// UTC), as the estimates' text names it.
+func CalibrationDay(at string) string {
+	if len(at) >= 10 {
+		return at[:10]
+	}
+	return at
+}
+
 // EstimateWall gives sum the wall estimated from c, this Mac's
 // calibration (nil: none), over the span sum measured: the fit's line of
 // the Mac's average power over the time the windows covered, held over
