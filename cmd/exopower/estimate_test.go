@@ -179,7 +179,7 @@ func TestServeEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
 	}
 	// The log's line was written before the status answered; its reader
 	// may not have it yet.
-	said := "exopower serve: wall (estimated) from this Mac's calibration of " + c.Date() + " ("
+	const said = "exopower serve: wall (estimated) from this Mac's calibration of 2026-12-07 ("
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 		s.mu.Lock()
 		log := strings.Join(s.stderr, "\n")

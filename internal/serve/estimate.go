@@ -70,7 +70,7 @@ func (e *estimator) say() {
 	case e.log == nil:
 	case e.cal != nil:
 		fmt.Fprintf(e.log, "exopower serve: wall (estimated) from this Mac's calibration of %s (%s): wall = %s + %.3f × %s, RMS %s\n",
-			e.cal.Date(), e.file, output.Watts(e.fit.InterceptWatts), e.fit.Slope, e.from, output.Watts(e.fit.RMSWatts))
+			output.CalibrationDay(e.cal.CalibratedAt), e.file, output.Watts(e.fit.InterceptWatts), e.fit.Slope, e.from, output.Watts(e.fit.RMSWatts))
 	case e.why != "":
 		fmt.Fprintf(e.log, "exopower serve: %s\n", e.why)
 	}

@@ -102,7 +102,7 @@ func TestServeEstimatesTheWallFromThisMacsCalibration(t *testing.T) {
 		math.Abs(float64(e.UncertaintyJoules)-0.5*secs) > 1e-9 {
 		t.Errorf("the span's estimate %+v, want %v J over %v s", e, spanWant, secs)
 	}
-	if *asked != 1 || model != "Mac14,14" || !system || !strings.Contains(log.String(), "exopower serve: wall (estimated) from this Mac's calibration of "+calibration.Date()+" (/home/u/.config/exopower/calibration.json): wall = 10.00 W + 1.200 × system, RMS 0.500 W\n") {
+	if *asked != 1 || model != "Mac14,14" || !system || !strings.Contains(log.String(), "exopower serve: wall (estimated) from this Mac's calibration of 2026-12-07 (/home/u/.config/exopower/calibration.json): wall = 10.00 W + 1.200 × system, RMS 0.500 W\n") {
 		t.Errorf("asked %d times, for %q (system %v); log %q", *asked, model, system, log.String())
 	}
 }
