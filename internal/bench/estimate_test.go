@@ -104,6 +104,9 @@ func TestBenchEstimatesBeforeTheBaselineFromTheSoCAndNotOverSomeRuns(t *testing.
 	cal := testCalibration()
 	r := Result{Command: "x", Runs: []Run{runOf(6, 2), runOf(50, 2)}, cal: cal} // 3 W and 25 W of the SoC's
 	p := r.Preview(100*time.Millisecond, nil)
+	if r.WallEstimated != nil || r.Runs[0].WallEstimated != nil {
+		t.Errorf("the preview changed its result: %+v, %+v", r.WallEstimated, r.Runs[0].WallEstimated)
+	}
 	w := p.WallEstimated
 	if w == nil || w.From != calibrate.FromSoC || w.NetEnergyJoules != nil || !near(float64(p.Runs[0].WallEstimated.EnergyJoules), 15*2+2*6) ||
 		p.Runs[0].WallEstimated.Extrapolated || !p.Runs[1].WallEstimated.Extrapolated || !w.Extrapolated {

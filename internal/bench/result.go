@@ -283,7 +283,8 @@ func (r *Result) commandEnergy() *Spread {
 // interval is the sample interval, unit names the unit of work (nil:
 // none). r itself is left as it is.
 func (r Result) Preview(interval time.Duration, unit *string) Result {
-	r.Warnings = slices.Clone(r.Warnings)
+	// The runs too: finish gives each its estimate at the wall.
+	r.Warnings, r.Runs = slices.Clone(r.Warnings), slices.Clone(r.Runs)
 	r.finish(nil, interval, unit)
 	return r
 }
