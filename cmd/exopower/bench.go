@@ -17,7 +17,9 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wall"
 )
 
 // benchOptions are bench's flags: hyperfine's, whose meaning
@@ -29,6 +31,9 @@ type benchOptions struct {
 	attribute bool
 	wall      wallOptions
 	others    int // the processes that share a run's coalition besides it: set by meter
+	// mac is this Mac's stream as it began, which names the Mac and
+	// says whether it reads the system's power: set by meter.
+	mac sampler.StreamTotals
 }
 
 func newBenchCmd(s *cli.Streams) *cobra.Command { return newBenchCmdRun(s, runBench) }
@@ -194,11 +199,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	var atWall *bench.WallMeter
-	if plug != nil {
-		atWall = bench.NewWallMeter(meter, plug)
-		meter = atWall
-	}
+	meter, finishWall := o.atWall(meter, plug, id, &cfg)
 	if tree != nil {
 		cfg.Processes, cfg.Others = tree.Kernel, o.others
 	}
@@ -210,13 +211,33 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	}
 	r := bench.NewRunner(cfg, meter)
 	rep := r.Measure(ctx)
-	if atWall != nil {
-		rep.Wall = atWall.Source()
-	}
+	finishWall(rep)
 	if err := o.Deliver(s, rep, id, text); err != nil {
 		return err
 	}
 	return r.Err()
+}
+
+// atWall has each run measured at the wall by the plug of --wall, over
+// meter; without one, cfg estimates each run's wall from this Mac's
+// calibration, where there is one (not over the nodes, whose fits are
+// their own). finish gives the report the plug, or the warning that says
+// why no calibration is used.
+func (o *benchOptions) atWall(meter bench.Meter, plug *wall.Session, id child.Identity, cfg *bench.Config) (bench.Meter, func(*bench.Report)) {
+	if plug != nil {
+		m := bench.NewWallMeter(meter, plug)
+		return m, func(rep *bench.Report) { rep.Wall = m.Source() }
+	}
+	if o.nodes.Given() {
+		return meter, func(*bench.Report) {}
+	}
+	var refused string
+	cfg.Calibration, refused = findCalibration(id, readSerial).forMac(o.mac.HWModel, o.mac.Has.System)
+	return meter, func(rep *bench.Report) {
+		if refused != "" {
+			rep.Warnings = append(rep.Warnings, refused)
+		}
+	}
 }
 
 // meter starts powermetrics, or reaches the nodes of --node, before the
@@ -243,6 +264,6 @@ func (o *benchOptions) meter(ctx context.Context, s *cli.Streams) (bench.Meter, 
 	if err != nil {
 		return nil, err
 	}
-	o.others = othersOf(meter)
+	o.others, o.mac = othersOf(meter), meter.Totals()
 	return bench.NewStreamMeter(meter), nil
 }

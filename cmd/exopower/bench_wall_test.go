@@ -82,7 +82,8 @@ func TestBenchMeasuresEachRunAtTheWall(t *testing.T) {
 		t.Errorf("the text does not name the plug:\n%s", text)
 	}
 	csvHead, csvRow, _ := strings.Cut(text[strings.Index(text, "command,mean"):], "\n")
-	if !strings.HasSuffix(csvHead, ",wall_method") || !strings.HasSuffix(strings.TrimSpace(csvRow), ",power") {
+	// The plug's columns, then the estimate's, empty with a plug.
+	if !strings.HasSuffix(csvHead, ",wall_method,"+strings.Join(estimatedCSVColumns, ",")) || !strings.HasSuffix(strings.TrimSpace(csvRow), ",power"+strings.Repeat(",", len(estimatedCSVColumns))) {
 		t.Errorf("the CSV has no wall:\n%s\n%s", csvHead, csvRow)
 	}
 }

@@ -52,9 +52,9 @@ read the metered plug of --wall and the Mac's own power side by side, and fit
 the wall as a line of the whole system's power (with --source ioreport, the
 default where it opens) and of the SoC's. The fit, its error and its steps are
 kept for this Mac alone (its model and a digest of its serial number) in the
-user's configuration directory; afterwards, with no --wall, run prints a
-"wall (estimated)" figure from it, marked as an estimate. The GPU is not
-loaded: exopower has no GPU load of its own.`,
+user's configuration directory; afterwards, with no --wall, run, watch, bench,
+llm and serve give a "wall (estimated)" figure from it, marked as an
+estimate. The GPU is not loaded: exopower has no GPU load of its own.`,
 		Example: `  exopower calibrate --wall shelly://192.168.1.20
   exopower calibrate --wall tasmota://plug.local --step 30s --levels 0,20,40,60,80,100
   exopower calibrate --show
@@ -351,39 +351,74 @@ func forgetCalibration(s *cli.Streams, dir string, id child.Identity) error {
 // that is not this Mac's, or does not fit the source, is said once in
 // the warnings, and not used.
 func addWallEstimate(sum *wire.Summary, res sampler.Result, id child.Identity) {
-	dir, err := calibrationDir(id.Env)
-	if err != nil || sum.Wall != nil {
+	if sum.Wall != nil {
 		return
 	}
-	c, err := calibrate.Load(dir, id.Cred)
+	c, why := findCalibration(id, readSerial).forMac(res.HWModel, res.Has.System)
+	if why != "" {
+		sum.Warnings = append(sum.Warnings, why)
+	}
+	output.EstimateWall(sum, c)
+}
+
+// macCalibration is a user's calibration as a command found it, and
+// this Mac's serial number, to hold it to the Mac once the source has
+// named the Mac's model.
+type macCalibration struct {
+	// file is where the calibration is looked for; "" where the user
+	// has no configuration directory.
+	file   string
+	cal    *calibrate.Calibration
+	serial string
+	// unusable says why the calibration found cannot be used, whatever
+	// the Mac; "" where it may be, or there is none.
+	unusable string
+}
+
+// findCalibration reads the calibration of the user id (under sudo, the
+// user who ran sudo, as the file is read as them), and, where there is
+// one, this Mac's serial number with serial.
+func findCalibration(id child.Identity, serial func() (string, error)) macCalibration {
+	dir, err := calibrationDir(id.Env)
+	if err != nil {
+		return macCalibration{}
+	}
+	m := macCalibration{file: filepath.Join(dir, calibrate.FileName)}
+	m.cal, err = calibrate.Load(dir, id.Cred)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return
+		return m
 	case err != nil:
-		sum.Warnings = append(sum.Warnings, "no wall (estimated): the calibration cannot be read: "+err.Error())
-		return
+		m.unusable = "the calibration cannot be read: " + err.Error()
+		return m
 	}
-	serial, err := readSerial()
-	if err != nil {
-		sum.Warnings = append(sum.Warnings, "no wall (estimated): this Mac's serial number could not be read, to tell its calibration from another Mac's: "+err.Error())
-		return
+	if m.serial, err = serial(); err != nil {
+		m.unusable = "this Mac's serial number could not be read, to tell its calibration from another Mac's: " + err.Error()
 	}
-	mac, err := calibrate.Identify(res.HWModel, serial)
+	return m
+}
+
+// forMac is the calibration where it is that of the Mac of model (as
+// its source names it) and fits the source, which reads the system's
+// power where hasSystem. Otherwise it is nil, with the warning that says
+// why ("" where there is no calibration at all: nothing to say).
+func (m macCalibration) forMac(model string, hasSystem bool) (*calibrate.Calibration, string) {
+	const no = "no wall (estimated): "
+	switch {
+	case m.unusable != "":
+		return nil, no + m.unusable
+	case m.cal == nil:
+		return nil, ""
+	}
+	mac, err := calibrate.Identify(model, m.serial)
 	if err == nil {
-		err = c.For(mac)
+		err = m.cal.For(mac)
 	}
 	if err != nil {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("no wall (estimated): %v: a fit of another Mac is never used; calibrate this one with exopower calibrate --wall URL", err))
-		return
+		return nil, no + err.Error() + ": a fit of another Mac is never used; calibrate this one with exopower calibrate --wall URL"
 	}
-	covered := res.Duration.Seconds() * res.Coverage
-	if covered <= 0 {
-		return
+	if _, _, err := m.cal.Pick(hasSystem); err != nil {
+		return nil, no + err.Error() + ": give --source ioreport"
 	}
-	e, err := c.Estimate(res.Duration.Seconds(), res.Energy.System/covered, res.Has.System, res.Energy.Total/covered)
-	if err != nil {
-		sum.Warnings = append(sum.Warnings, "no wall (estimated): "+err.Error()+": give --source ioreport")
-		return
-	}
-	sum.WallEstimated = output.NewWallEstimated(e, c)
+	return m.cal, ""
 }

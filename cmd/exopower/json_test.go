@@ -63,6 +63,10 @@ var benchTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "bench-run-wall", At: []string{"results[].runs[].wall"}},
 	{Name: "bench-result-wall", At: []string{"results[].wall"}},
 	{Name: "bench-spread", At: []string{"results[].wall.energy_joules", "results[].wall.net_energy_joules", "results[].wall.energy_per_unit_joules"}},
+	{Name: "bench-run-wall-estimated", At: []string{"results[].runs[].wall_estimated"}},
+	{Name: "bench-result-wall-estimated", At: []string{"results[].wall_estimated"}},
+	{Name: "bench-spread", At: []string{"results[].wall_estimated.energy_joules", "results[].wall_estimated.net_energy_joules", "results[].wall_estimated.energy_per_unit_joules"}},
+	{Name: "summary-wall-calibration", At: []string{"results[].wall_estimated.calibration"}},
 }, nodesTables("results[].runs[].nodes[]"), jsondoc.Under("results[].runs[]", attributionTables...))
 
 var llmTables = slices.Concat([]jsondoc.TableAt{
@@ -80,6 +84,7 @@ var llmTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "llm-phase", At: []string{"results[].requests[].*"}},
 	{Name: "llm-phase-node", At: []string{"results[].requests[].*.nodes[]"}},
 	{Name: "llm-run-wall", At: []string{"results[].run.wall"}},
+	{Name: "llm-run-wall-estimated", At: []string{"results[].run.wall_estimated"}},
 	{Name: "bench-idle-wall", At: []string{"baseline.wall"}},
 }, jsondoc.Under("results[].run.summary", spanTables...), jsondoc.Under("results[].run.summary", wallTables...), nodesTables("results[].run.summary.nodes[]"),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{"results[].run.summary"}}})
@@ -92,12 +97,12 @@ var readmeShapes = []jsondoc.Shape{
 	// A bench run's nodes are the nodes of run --node, shown there; a
 	// node's span is one Mac's, with no bound of its own.
 	// A run's attribution is run --attribute's, shown whole there.
-	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
+	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall", "bench-wall-estimated"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
 		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
 	// fields are in the reference's tables), not in an example of one.
-	{Names: []string{"llm", "llm-wall"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
+	{Names: []string{"llm", "llm-wall", "llm-wall-estimated"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
 			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},

@@ -13,6 +13,7 @@ import (
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/llm"
+	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
 )
 
@@ -23,6 +24,9 @@ type llmOptions struct {
 	llm.Flags
 	nodes nodeOptions
 	wall  wallOptions
+	// mac is this Mac's stream as it began, which names the Mac and
+	// says whether it reads the system's power: set by meter.
+	mac sampler.StreamTotals
 }
 
 func newLLMCmd(s *cli.Streams) *cobra.Command {
@@ -109,6 +113,11 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string) e
 			return nil, err
 		}
 		m.AtWall(plug)
+		// Without a plug, each run's wall is estimated from this Mac's
+		// calibration; not over the nodes, whose fits are their own.
+		if plug == nil && !o.nodes.Given() {
+			m.EstimateWall(findCalibration(id, readSerial).forMac(o.mac.HWModel, o.mac.Has.System))
+		}
 		return m, nil
 	})
 }
@@ -135,5 +144,6 @@ func (o *llmOptions) meter(ctx context.Context, s *cli.Streams) (*llm.Meter, err
 	if err != nil {
 		return nil, err
 	}
+	o.mac = sm.Totals()
 	return llm.NewMeter([]cluster.Member{cluster.NewLocal(sm, o.interval)}, nil, o.interval), nil
 }

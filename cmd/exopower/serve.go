@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exopower/exopower/internal/boot"
+	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/serve"
@@ -76,7 +77,7 @@ it is not given), and spans that name a process (?pid=) for the users of
 }
 
 func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
-	cfg, err := o.config()
+	cfg, err := o.config(s)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 }
 
 // config checks the flags and says what the server publishes.
-func (o *serveOptions) config() (serve.Config, error) {
+func (o *serveOptions) config(s *cli.Streams) (serve.Config, error) {
 	if err := o.validate(); err != nil {
 		return serve.Config{}, err
 	}
@@ -147,5 +148,16 @@ func (o *serveOptions) config() (serve.Config, error) {
 	cfg.Version, cfg.Revision, cfg.GoVersion = buildInfo()
 	cfg.Processes = openKernel
 	cfg.Root = os.Geteuid() == 0
+	if o.wall.url == "" {
+		// Without a plug, the wall is estimated from the calibration of
+		// the user who ran serve: under sudo, the user who ran sudo; as
+		// a LaunchDaemon, root's own (docs/serve.md).
+		id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
+		if err != nil {
+			return cfg, err
+		}
+		m := findCalibration(id, readSerial)
+		cfg.Calibration, cfg.CalibrationFile = m.forMac, m.file
+	}
 	return cfg, nil
 }

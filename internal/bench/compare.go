@@ -24,6 +24,9 @@ func NewReport(interval time.Duration) *Report {
 // as hyperfine's table gives a lone command's Relative as 1.00.
 func (rep *Report) Finish(ref int) {
 	interval := time.Duration(float64(rep.IntervalSeconds) * float64(time.Second))
+	if w, _, ok := idleEstimate(rep.cal, rep.Baseline); ok {
+		rep.Baseline.WallEstimatedPowerWatts = num(w)
+	}
 	for i := range rep.Results {
 		rep.Results[i].finish(rep.Baseline, interval, rep.Unit)
 	}

@@ -33,7 +33,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		"energy_per_unit_mean", "energy_per_unit_stddev", "units_per_joule_mean", "units_per_joule_stddev", "runs_without_units",
 		"system_energy_mean", "system_energy_stddev", "net_system_energy_mean", "net_system_energy_stddev",
 		"wall_energy_mean", "wall_energy_stddev", "wall_energy_uncertainty", "net_wall_energy_mean", "net_wall_energy_stddev",
-		"net_wall_energy_uncertainty", "wall_energy_per_unit_mean", "wall_energy_per_unit_stddev", "wall_method")
+		"net_wall_energy_uncertainty", "wall_energy_per_unit_mean", "wall_energy_per_unit_stddev", "wall_method",
+		"wall_estimated_energy_mean", "wall_estimated_energy_stddev", "wall_estimated_energy_uncertainty", "net_wall_estimated_energy_mean",
+		"net_wall_estimated_energy_stddev", "wall_estimated_energy_per_unit_mean", "wall_estimated_energy_per_unit_stddev", "wall_estimated_from")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	for _, r := range rep.Results {
@@ -53,20 +55,38 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, spreadFields(r.SystemEnergyJoules, false)...)
 		row = append(row, spreadFields(r.NetSystemEnergyJoules, false)...)
 		row = append(row, wallFields(r.Wall)...)
+		row = append(row, estimatedFields(r.WallEstimated)...)
 		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// wallColumnCount is how many columns the wall has in the CSV: the
-// last.
-const wallColumnCount = 9
+// wallColumnCount is how many columns the wall has in the CSV, measured
+// and estimated: the last.
+const wallColumnCount = 9 + estimatedColumnCount
+
+// estimatedColumnCount is how many of them are the estimate's, after
+// the plug's.
+const estimatedColumnCount = 8
+
+// estimatedFields are a command's columns at the wall as estimated from
+// this Mac's calibration, empty without one.
+func estimatedFields(w *ResultWallEstimated) []string {
+	if w == nil {
+		return make([]string, estimatedColumnCount)
+	}
+	f := spreadFields(w.EnergyJoules, false)
+	f = append(f, field(&w.UncertaintyJoules))
+	f = append(f, spreadFields(w.NetEnergyJoules, false)...)
+	f = append(f, spreadFields(w.EnergyPerUnitJoules, false)...)
+	return append(f, w.From)
+}
 
 // wallFields are a command's columns at the wall, empty without --wall.
 func wallFields(w *ResultWall) []string {
 	if w == nil {
-		return make([]string, wallColumnCount)
+		return make([]string, wallColumnCount-estimatedColumnCount)
 	}
 	f := spreadFields(w.EnergyJoules, false)
 	f = append(f, field(&w.UncertaintyJoules))
@@ -335,14 +355,18 @@ func meanSD(s *Spread, prec int) string {
 	return fmt.Sprintf("%.*f ± %.*f", prec, float64(s.Mean), prec, float64(*s.Stddev))
 }
 
-// wallTable is which of the wall's columns a table has.
-type wallTable struct{ wall, net, unit bool }
+// wallTable is which of the wall's columns a table has: the plug's,
+// and the estimate's from this Mac's calibration.
+type wallTable struct{ wall, net, unit, est, estNet, estUnit bool }
 
 func wallColumns(rep *Report) wallTable {
 	var t wallTable
 	for _, r := range rep.Results {
 		if w := r.Wall; w != nil {
 			t.wall, t.net, t.unit = true, t.net || w.NetEnergyJoules != nil, t.unit || w.EnergyPerUnitJoules != nil
+		}
+		if w := r.WallEstimated; w != nil {
+			t.est, t.estNet, t.estUnit = true, t.estNet || w.NetEnergyJoules != nil, t.estUnit || w.EnergyPerUnitJoules != nil
 		}
 	}
 	return t
@@ -358,6 +382,15 @@ func (t wallTable) head() []string {
 	}
 	if t.unit {
 		h = append(h, "Wall energy per unit [J]")
+	}
+	if t.est {
+		h = append(h, "Wall energy (estimated) [J]", "Wall (estimated) ± [J]")
+	}
+	if t.estNet {
+		h = append(h, "Net wall energy (estimated) [J]")
+	}
+	if t.estUnit {
+		h = append(h, "Wall energy (estimated) per unit [J]")
 	}
 	return h
 }
@@ -380,6 +413,30 @@ func (t wallTable) cells(r Result) []string {
 		c = append(c, meanSD(w.NetEnergyJoules, 3))
 	}
 	if t.unit {
+		c = append(c, meanSD(w.EnergyPerUnitJoules, 6))
+	}
+	return append(c, t.estimatedCells(r)...)
+}
+
+// estimatedCells are r's cells at the wall as estimated: the mean ± σ
+// over the runs, and the fit's error apart, which more runs do not
+// shrink.
+func (t wallTable) estimatedCells(r Result) []string {
+	w := r.WallEstimated
+	if w == nil {
+		w = &ResultWallEstimated{}
+	}
+	var c []string
+	if t.est {
+		c = append(c, meanSD(w.EnergyJoules, 3), "")
+		if r.WallEstimated != nil {
+			c[1] = fmt.Sprintf("%.3f", float64(w.UncertaintyJoules))
+		}
+	}
+	if t.estNet {
+		c = append(c, meanSD(w.NetEnergyJoules, 3))
+	}
+	if t.estUnit {
 		c = append(c, meanSD(w.EnergyPerUnitJoules, 6))
 	}
 	return c

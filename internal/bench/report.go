@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -48,6 +49,8 @@ type Report struct {
 	// both in the commands' order, SortMean both in order of mean
 	// energy.
 	Sort string `json:"-"`
+
+	cal *calibrate.Calibration // Config.Calibration, for the baseline's estimate at the wall
 }
 
 // The values of Report.TimeUnit, hyperfine's names.
@@ -88,6 +91,11 @@ type Baseline struct {
 	// Wall is the idle power at the wall, from every idle piece
 	// (--wall); null without.
 	Wall *IdleWall `json:"wall"`
+	// WallEstimatedPowerWatts is the idle power at the wall estimated
+	// from this Mac's calibration (of SystemPowerWatts where there is
+	// one, else of PowerWatts), which the runs' net estimates are net
+	// of; null without a calibration.
+	WallEstimatedPowerWatts *wire.Num `json:"wall_estimated_power_watts"`
 }
 
 // Idle is one span of the idle Mac, measured in pieces back to back.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -70,9 +71,14 @@ type Result struct {
 	// Wall is the runs' energy at the wall (--wall); null without, or
 	// where a run was not measured there.
 	Wall *ResultWall `json:"wall"`
+	// WallEstimated is the runs' energy at the wall estimated from this
+	// Mac's calibration, where no plug is read; null without one (or
+	// with --wall or --node), or where a run has none.
+	WallEstimated *ResultWallEstimated `json:"wall_estimated"`
 
-	unit  string // the unit of work's name, for the text
-	label string // Job.Label: the name the text and the tables show
+	unit  string                 // the unit of work's name, for the text
+	label string                 // Job.Label: the name the text and the tables show
+	cal   *calibrate.Calibration // Config.Calibration: this Mac's, for the estimate at the wall
 }
 
 // Label is the name that the text and the tables show: the command's
@@ -125,6 +131,9 @@ type Run struct {
 	Attribution *wire.Attribution `json:"attribution,omitempty"`
 	// Wall is the run's energy at the wall (--wall); null without.
 	Wall *RunWall `json:"wall"`
+	// WallEstimated is the run's energy at the wall estimated from this
+	// Mac's calibration, where no plug is read; null without one.
+	WallEstimated *RunWallEstimated `json:"wall_estimated"`
 }
 
 // NewRun describes a measured run: what the span measured, its wall-clock
@@ -250,6 +259,7 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 		r.perUnit(*unit)
 	}
 	r.finishWall(b, unit)
+	r.finishWallEstimated(b, unit)
 }
 
 // commandEnergy is the statistics of the runs' own processes' energy,
@@ -273,7 +283,8 @@ func (r *Result) commandEnergy() *Spread {
 // interval is the sample interval, unit names the unit of work (nil:
 // none). r itself is left as it is.
 func (r Result) Preview(interval time.Duration, unit *string) Result {
-	r.Warnings = slices.Clone(r.Warnings)
+	// The runs too: finish gives each its estimate at the wall.
+	r.Warnings, r.Runs = slices.Clone(r.Warnings), slices.Clone(r.Runs)
 	r.finish(nil, interval, unit)
 	return r
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
@@ -118,6 +119,10 @@ type Config struct {
 	// among the results, and Result.Preview's statistics. It writes it
 	// at once, as hyperfine writes each benchmark.
 	Finished func(i int, r Result)
+	// Calibration is this Mac's calibration (exopower calibrate), held
+	// to the Mac and its source already, from which each run's energy at
+	// the wall is estimated; nil: none (with --wall, over --node).
+	Calibration *calibrate.Calibration
 
 	paths map[string]string   // argv[0] -> the file to execute
 	argvs map[string][]string // command -> its argv
@@ -207,7 +212,7 @@ func (b *Runner) Measure(ctx context.Context) *Report {
 	if b.cfg.Baseline > 0 {
 		b.before = b.idleBefore(ctx)
 	}
-	rep.Unit = b.cfg.Unit
+	rep.Unit, rep.cal = b.cfg.Unit, b.cfg.Calibration
 	for _, j := range b.cfg.Jobs {
 		if b.cut() {
 			break
@@ -310,7 +315,7 @@ func (b *Runner) cooldown(ctx context.Context) bool {
 // runCommand runs j's setup, warmup, measured runs and cleanup. How
 // many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
-	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label}
+	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label, cal: b.cfg.Calibration}
 	b.hook("--setup", j, j.Setup)
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
 		b.hook("--prepare", j, j.Prepare)

@@ -90,6 +90,9 @@ func (t *Text) Summary(rep *Report) error {
 			fmt.Fprintf(&b, "  at the wall: %s ± %s by the plug's readings%s over %s (what net at the wall is net of)\n", output.Watts(float64(w.PowerWatts)),
 				output.Watts(float64(w.UncertaintyWatts)), seText(w.StandardErrorWatts), output.Seconds(float64(w.DurationSeconds)))
 		}
+		if w := bl.WallEstimatedPowerWatts; w != nil {
+			fmt.Fprintf(&b, "  at the wall (estimated): %s from this Mac's calibration, not measured (what net at the wall (estimated) is net of)\n", output.Watts(float64(*w)))
+		}
 		t.writeNet(&b, rep)
 		b.WriteString("\n")
 	}
@@ -187,11 +190,13 @@ func (t *Text) block(i int, r Result) string {
 		}
 	}
 	runs := output.Count(len(r.Runs), "run")
-	if w := r.Wall; w != nil {
+	lead := wallLead(r)
+	if lead.energy != nil {
 		// The wall leads where a plug reads it: it is what was paid
-		// for, as exopower run's summary leads with it.
-		row("Wall energy", w.EnergyJoules, output.Joules, wallAfter(w))
-		ranged(w.EnergyJoules, output.Joules, "")
+		// for, as exopower run's summary leads with it; an estimate of
+		// it leads too, named as one.
+		row(lead.name, lead.energy, output.Joules, lead.after)
+		ranged(lead.energy, output.Joules, "")
 	}
 	if r.SystemEnergyJoules != nil {
 		// The whole Mac's leads where it is known: it is what the Mac drew.
@@ -214,9 +219,7 @@ func (t *Text) block(i int, r Result) string {
 		name := cmp.Or(r.unit, "unit")
 		row("Energy per "+name, r.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
-		if w := r.Wall; w != nil {
-			row("Wall energy per "+name, w.EnergyPerUnitJoules, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
-		}
+		row(lead.perUnit+name, lead.perUnitEnergy, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 	}
 	t.writeLines(&b, lines)
 	return b.String()
@@ -305,6 +308,9 @@ func (t *Text) writeNet(b *strings.Builder, rep *Report) {
 			// The wall leads, as in the blocks.
 			line = fmt.Sprintf("at the wall %s   (± %s from the plug and the baseline);  SoC %s", joulesMeanSD(w.NetEnergyJoules),
 				output.Joules(float64(w.UncertaintyJoules)+val(w.NetEnergyUncertaintyJoules)), line)
+		}
+		if w := r.WallEstimated; r.Wall == nil && w != nil && w.NetEnergyJoules != nil {
+			line = fmt.Sprintf("at the wall (estimated) %s;  SoC %s", joulesMeanSD(w.NetEnergyJoules), line)
 		}
 		if s := r.NetSystemEnergyJoules; s != nil {
 			line += ";  net system " + joulesMeanSD(s)
@@ -431,4 +437,38 @@ func wallSourceText(s wire.WallSource) string {
 		text += fmt.Sprintf(", its counter in counts of %s", output.Joules(float64(*r)))
 	}
 	return text + "; the Mac and whatever else is on the plug"
+}
+
+// estimatedAfter says that a command's wall energy is an estimate, after
+// its line: of which calibration, and its error, which more runs do not
+// shrink.
+func estimatedAfter(w *ResultWallEstimated) string {
+	c := w.Calibration
+	text := fmt.Sprintf("[not measured: from this Mac's calibration of %s, ± %s by its RMS of %s", output.CalibrationDay(c.CalibratedAt),
+		output.Joules(float64(w.UncertaintyJoules)), output.Watts(float64(c.RMSWatts)))
+	if w.Extrapolated {
+		text += "; extrapolated: the Mac's power was outside the calibration's range"
+	}
+	return text + "]"
+}
+
+// leadingWall is the wall's rows that lead a command's block.
+type leadingWall struct {
+	name, perUnit, after  string
+	energy, perUnitEnergy *Spread
+}
+
+// wallLead is the wall that leads a command's block: the plug's energy
+// where it measured the runs, else the estimate's from this Mac's
+// calibration, named as one; no energy without either, no energy per
+// unit without units.
+func wallLead(r Result) leadingWall {
+	switch {
+	case r.Wall != nil:
+		return leadingWall{"Wall energy", "Wall energy per ", wallAfter(r.Wall), r.Wall.EnergyJoules, r.Wall.EnergyPerUnitJoules}
+	case r.WallEstimated != nil:
+		w := r.WallEstimated
+		return leadingWall{"Wall energy (estimated)", "Wall (estimated) per ", estimatedAfter(w), w.EnergyJoules, w.EnergyPerUnitJoules}
+	}
+	return leadingWall{}
 }

@@ -37,12 +37,13 @@ var ErrNoFitForSource = errors.New("the calibration fits the wall to the system'
 // system's fit where the span has the system's power, else from the
 // SoC's.
 func (c *Calibration) Estimate(seconds, system float64, hasSystem bool, soc float64) (Estimate, error) {
-	f, x, from := c.SoC, soc, FromSoC
-	if hasSystem && c.System != nil {
-		f, x, from = c.System, system, FromSystem
+	f, from, err := c.Pick(hasSystem)
+	if err != nil {
+		return Estimate{}, err
 	}
-	if f == nil {
-		return Estimate{}, ErrNoFitForSource
+	x := soc
+	if from == FromSystem {
+		x = system
 	}
 	w := f.At(x)
 	// The margin is the readings' noise: a span at the ladder's idle
@@ -50,4 +51,19 @@ func (c *Calibration) Estimate(seconds, system float64, hasSystem bool, soc floa
 	margin := math.Max(1, 2*f.RMSWatts)
 	return Estimate{Joules: w * seconds, UncertaintyJoules: f.RMSWatts * seconds, AvgPowerWatts: w, From: from, Fit: *f,
 		Extrapolated: x < f.MinWatts-margin || x > f.MaxWatts+margin}, nil
+}
+
+// Pick is the fit that maps a source's power to the wall, and which
+// power it maps (FromSystem or FromSoC): the system's where the source
+// reads it (hasSystem) and the calibration has its fit, else the SoC's.
+// It is ErrNoFitForSource where the calibration has no fit for the
+// source.
+func (c *Calibration) Pick(hasSystem bool) (*Fit, string, error) {
+	switch {
+	case hasSystem && c.System != nil:
+		return c.System, FromSystem, nil
+	case c.SoC != nil:
+		return c.SoC, FromSoC, nil
+	}
+	return nil, "", ErrNoFitForSource
 }

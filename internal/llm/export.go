@@ -22,7 +22,8 @@ var settingColumns = []string{"model", "concurrency", "requests", "failed", "att
 	"system_net_joules_per_prompt_token", "system_joules_per_request", "time_to_first_token_seconds", "time_to_first_token_seconds_stddev",
 	"output_tokens_per_second", "output_tokens_per_second_stddev", "run_energy_joules", "run_net_energy_joules", "run_joules_per_output_token", "run_net_joules_per_output_token",
 	"run_completion_tokens", "run_seconds", "wall_energy_joules", "wall_uncertainty_joules", "wall_method", "wall_joules_per_output_token",
-	"wall_net_energy_joules", "wall_net_joules_per_output_token"}
+	"wall_net_energy_joules", "wall_net_joules_per_output_token", "wall_estimated_energy_joules", "wall_estimated_uncertainty_joules", "wall_estimated_from",
+	"wall_estimated_joules_per_output_token", "wall_estimated_net_energy_joules", "wall_estimated_net_joules_per_output_token"}
 
 // WriteCSV writes a row per setting.
 func WriteCSV(w io.Writer, rep *Report) error {
@@ -66,7 +67,20 @@ func settingRow(r Result) []string {
 	} else {
 		row = append(row, "", "", "", "", "", "")
 	}
-	return append(row, wallCells(r)...)
+	row = append(row, wallCells(r)...)
+	return append(row, estimatedCells(r)...)
+}
+
+// estimatedCells are the run's columns at the wall as estimated from
+// this Mac's calibration, empty without one.
+func estimatedCells(r Result) []string {
+	run := r.Run
+	if run == nil || run.Summary == nil || run.Summary.WallEstimated == nil || run.WallEstimated == nil {
+		return make([]string, 6)
+	}
+	e := run.Summary.WallEstimated
+	return []string{cell(&e.EnergyJoules), cell(&e.UncertaintyJoules), e.From, cell(run.WallEstimated.JoulesPerOutputToken),
+		cell(run.WallEstimated.NetEnergyJoules), cell(run.WallEstimated.NetJoulesPerOutputToken)}
 }
 
 // wallCells are the run's columns at the wall, empty without --wall.
@@ -141,6 +155,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		kind = "net of idle"
 	}
 	atWall := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Run != nil && r.Run.Wall != nil })
+	estimated := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Run != nil && r.Run.WallEstimated != nil })
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Model | In flight | Requests | mJ/output token (%s) | mJ/prompt token (%s) | J/request (%s) | Time to first token [s] | Output tokens/s | Whole run mJ/output token (%s, exact) |", kind, kind, kind, kind)
 	rule := "|:---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -148,11 +163,15 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		fmt.Fprintf(&b, " Whole run at the wall mJ/output token (%s) |", kind)
 		rule += "---:|"
 	}
+	if estimated {
+		fmt.Fprintf(&b, " Whole run at the wall (estimated) mJ/output token (%s) |", kind)
+		rule += "---:|"
+	}
 	b.WriteString("\n" + rule + "\n")
 	for _, r := range rep.Results {
 		f := r.Figures
 		if f == nil || f.SoC == nil {
-			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |%s\n", r.Model, r.Concurrency, map[bool]string{true: " |"}[atWall])
+			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |%s%s\n", r.Model, r.Concurrency, map[bool]string{true: " |"}[atWall], map[bool]string{true: " |"}[estimated])
 			continue
 		}
 		out, prompt, req := f.SoC.JoulesPerOutputToken, f.SoC.JoulesPerPromptToken, f.SoC.JoulesPerRequest
@@ -169,6 +188,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 			mdSpread(milli(out)), mdSpread(milli(prompt)), mdSpread(req), mdSpread(f.TimeToFirstTokenSeconds), mdSpread(f.OutputTokensPerSecond), runJ)
 		if atWall {
 			b.WriteString(" " + wallCell(r, net) + " |")
+		}
+		if estimated {
+			b.WriteString(" " + estimatedCell(r, net) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -223,6 +245,31 @@ func wallCell(r Result, net bool) string {
 	if net {
 		per = w.NetJoulesPerOutputToken
 		if per != nil && w.NetEnergyUncertaintyJoules != nil && r.Run.CompletionTokens > 0 {
+			u = num(float64(*w.NetEnergyUncertaintyJoules) / float64(r.Run.CompletionTokens))
+		}
+	}
+	if per == nil {
+		return ""
+	}
+	text := format(scaled(per, 1000))
+	if u != nil {
+		text += " ± " + format(scaled(u, 1000))
+	}
+	return text
+}
+
+// estimatedCell is the run's mJ per output token at the wall as
+// estimated, ± the fit's RMS over the run (its net: ± the idle power's
+// error), gross or net.
+func estimatedCell(r Result, net bool) string {
+	if r.Run == nil || r.Run.WallEstimated == nil {
+		return ""
+	}
+	w := r.Run.WallEstimated
+	per, u := w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken
+	if net {
+		per, u = w.NetJoulesPerOutputToken, nil
+		if w.NetEnergyUncertaintyJoules != nil && r.Run.CompletionTokens > 0 {
 			u = num(float64(*w.NetEnergyUncertaintyJoules) / float64(r.Run.CompletionTokens))
 		}
 	}

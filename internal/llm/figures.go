@@ -289,6 +289,7 @@ func (res *Result) runTotals(b *Baseline) {
 		run.OutputTokensPerSecond = num(n / secs)
 	}
 	run.Wall = res.runWall(b)
+	run.WallEstimated = res.runWallEstimated(b)
 }
 
 // doubts are the warnings about a setting's figures.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/cluster"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wall"
@@ -33,6 +34,9 @@ type Meter struct {
 	// idleWalls are the idle spans' pieces at the wall over --node,
 	// in order (beginIdle, endIdle).
 	idleWalls []*bench.WallPiece
+	// cal is this Mac's calibration, which each run's wall is estimated
+	// from without a plug (EstimateWall); nil: none.
+	cal *calibrate.Calibration
 }
 
 // NewMeter measures over members, streams sampled every interval;
@@ -125,6 +129,7 @@ func (m *Meter) end(ctx context.Context, start, at time.Time) *wire.Summary {
 		sum = cluster.Total(nodes, m.skipped, start, at.Sub(start))
 	}
 	m.addWall(ctx, sum, start, at)
+	m.addWallEstimate(sum)
 	return sum
 }
 

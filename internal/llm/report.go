@@ -67,6 +67,13 @@ type Baseline struct {
 	// Wall is the idle power at the wall (--wall), from the idle spans;
 	// null without.
 	Wall *bench.IdleWall `json:"wall"`
+	// WallEstimatedPowerWatts is the idle power at the wall estimated
+	// from this Mac's calibration (of SystemPowerWatts where there is
+	// one, else of PowerWatts), which the runs' net estimates are net
+	// of; null without a calibration.
+	WallEstimatedPowerWatts *wire.Num `json:"wall_estimated_power_watts"`
+
+	wallEstimatedFrom string // which of the Mac's powers the estimate maps
 }
 
 // NodeBaseline is one node's idle power.
@@ -193,6 +200,10 @@ type RunTotals struct {
 	// Wall is the run's figures at the wall (--wall; its energy is
 	// Summary's wall); null without.
 	Wall *RunWall `json:"wall"`
+	// WallEstimated is the run's figures at the wall estimated from
+	// this Mac's calibration (its energy is Summary's wall_estimated);
+	// null without one.
+	WallEstimated *RunWallEstimated `json:"wall_estimated"`
 }
 
 func newRunTotals(sum *wire.Summary) *RunTotals { return &RunTotals{Summary: sum} }

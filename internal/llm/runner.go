@@ -126,6 +126,7 @@ func (r *Runner) Measure(ctx context.Context) *Report {
 	rep.Baseline = newBaseline(r.meter.timelines, idle)
 	if rep.Baseline != nil {
 		rep.Baseline.Wall = r.meter.wallIdle(idle)
+		rep.Baseline.WallEstimatedPowerWatts, rep.Baseline.wallEstimatedFrom = r.meter.wallIdleEstimated(rep.Baseline)
 	}
 	if d, ok := drift(r.meter.timelines, idle); ok {
 		rep.Warnings = append(rep.Warnings, d)

@@ -53,6 +53,9 @@ func (t *Text) Summary(rep *Report) error {
 		if w := b.Wall; w != nil {
 			line += fmt.Sprintf(", at the wall %s (± %s by the plug's readings)", watts(float64(w.PowerWatts), w.StandardErrorWatts), output.Watts(float64(w.UncertaintyWatts)))
 		}
+		if w := b.WallEstimatedPowerWatts; w != nil {
+			line += fmt.Sprintf(", at the wall (estimated, not measured) %s", output.Watts(float64(*w)))
+		}
 		t.write(line + fmt.Sprintf(" over %s\n\n", output.Seconds(float64(b.DurationSeconds))))
 		for i, r := range rep.Results {
 			t.write(t.block(i, r, true) + "\n")
@@ -118,6 +121,10 @@ func (t *Text) block(i int, r Result, net bool) string {
 	var rows []row
 	if w, ok := wallRow(r, net); ok {
 		// The wall leads where a plug reads it: it is what was paid for.
+		rows = append(rows, w)
+	}
+	if w, ok := estimatedRow(r, net); ok {
+		// An estimate of it leads too, named as one.
 		rows = append(rows, w)
 	}
 	if f.System != nil {

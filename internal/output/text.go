@@ -326,12 +326,8 @@ func wallEstimatedText(e *wire.WallEstimated) string {
 	if e.From == "soc" {
 		of = "SoC"
 	}
-	day := c.CalibratedAt
-	if len(day) >= 10 {
-		day = day[:10]
-	}
 	text := fmt.Sprintf("± %s, not measured: from this Mac's calibration of %s, wall = %s + %.3f × %s (RMS %s, largest %s, over %d steps of %s to %s)",
-		Joules(float64(e.UncertaintyJoules)), day, Watts(float64(c.InterceptWatts)), float64(c.Slope), of,
+		Joules(float64(e.UncertaintyJoules)), CalibrationDay(c.CalibratedAt), Watts(float64(c.InterceptWatts)), float64(c.Slope), of,
 		Watts(float64(c.RMSWatts)), Watts(float64(c.MaxResidualWatts)), c.Steps, Watts(float64(c.MinWatts)), Watts(float64(c.MaxWatts)))
 	if e.Extrapolated {
 		text += "; the Mac's power was outside that range"

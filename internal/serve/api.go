@@ -184,6 +184,7 @@ func (s *Server) reading(ctx context.Context, o *openSpan, r sampler.Result, end
 	sum.Warnings = append(sum.Warnings, warnings...)
 	sum.Wall, warnings = s.wallOf(ctx, o, ended)
 	sum.Warnings = append(sum.Warnings, warnings...)
+	s.addWallEstimate(sum)
 	sr := wire.Reading{Summary: sum, ID: o.id, Node: s.cfg.Node, Open: ended == nil}
 	if ended != nil {
 		e := stamp(*ended)
@@ -271,6 +272,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		Rails:                    wire.NewRails(t.Health),
 		StillNowSeconds:          map[string]wire.Num{},
 		Wall:                     s.wallStatus(),
+		WallEstimated:            s.estimatedStatus(&t),
 	}
 	for r, d := range t.Stood {
 		st.StillNowSeconds[power.Rail(r).Label()] = wire.Num(d.Seconds())

@@ -37,6 +37,9 @@ func newRegistry(s *Server) *prometheus.Registry {
 	if s.cfg.Wall != nil {
 		reg.MustRegister(newWallCollector(s))
 	}
+	if s.est != nil {
+		reg.MustRegister(newEstimatedCollector(s))
+	}
 	return reg
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/exopower/exopower/internal/attrib"
+	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
@@ -125,6 +126,18 @@ type Config struct {
 	// runs; nil: none. Its energy is published as counters of its own
 	// and is every span's wall figure.
 	Wall *wall.Session
+	// Calibration holds this Mac's calibration (exopower calibrate) to
+	// the Mac of model, as the source names it, whose source reads the
+	// system's power where hasSystem: the calibration where it is that
+	// Mac's and fits the source, else nil and why not ("" where there is
+	// none at all). serve asks once, at the stream's first window, and
+	// estimates the wall from the answer for as long as it runs: its
+	// counter, and every span's wall_estimated. nil, or with Wall: no
+	// estimate.
+	Calibration func(model string, hasSystem bool) (*calibrate.Calibration, string)
+	// CalibrationFile is where the calibration is looked for, for the
+	// status; "" where the user has no configuration directory.
+	CalibrationFile string
 }
 
 // Server answers the HTTP API over one Meter.
@@ -137,6 +150,7 @@ type Server struct {
 	web     *webConfig
 	hosts   map[string]bool // this machine's names: Config.Hostnames
 	cop     *http.CrossOriginProtection
+	est     *estimator // the wall estimated from this Mac's calibration; nil: none
 
 	// instance tells this serve from every other, however it is
 	// reached: drawn at its start.
@@ -203,6 +217,7 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 		web:   newWebConfig(cfg.Web, cfg.BeyondLoopback, cfg.Log),
 		hosts: hostnames(cfg.Hostnames),
 		cop:   http.NewCrossOriginProtection(),
+		est:   newEstimator(cfg),
 	}
 	s.reg = newRegistry(s)
 	return s

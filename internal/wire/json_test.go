@@ -59,9 +59,11 @@ var wireShapes = []jsondoc.Shape{
 	{Names: []string{"watch-sample", "watch-node", "watch-total", "watch-wall"}, Type: SampleLine{},
 		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}}, {Name: "watch-line-wall", At: []string{"wall"}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
-	{Names: []string{"serve-status", "serve-status-wall"}, Type: Status{}, Tables: []jsondoc.TableAt{
+	{Names: []string{"serve-status", "serve-status-wall", "serve-status-wall-estimated"}, Type: Status{}, Tables: []jsondoc.TableAt{
 		{Name: "serve-status", At: []string{""}},
 		{Name: "serve-status-wall", At: []string{"wall"}},
+		{Name: "serve-status-wall-estimated", At: []string{"wall_estimated"}},
+		{Name: "summary-wall-calibration", At: []string{"wall_estimated.calibration"}},
 		{Name: "serve-last-window", At: []string{"last_window"}},
 		{Name: "summary-source", At: []string{"source"}},
 		{Name: "summary-components", At: []string{"energy_joules", "last_window.power_watts"}},

@@ -492,6 +492,31 @@ type Status struct {
 	// Wall is the metered plug that serve reads (--wall); null where it
 	// reads none.
 	Wall *StatusWall `json:"wall"`
+	// WallEstimated is the calibration that serve estimates the wall
+	// from, or why it uses none; null where it reads a plug (--wall).
+	WallEstimated *StatusWallEstimated `json:"wall_estimated"`
+}
+
+// StatusWallEstimated is the calibration of this Mac that a serve
+// without a plug estimates the wall from, in /v1/status.
+type StatusWallEstimated struct {
+	// File is where serve looks for the calibration: in the
+	// configuration directory of the user who ran it (under sudo, the
+	// user who ran sudo); "" where that user has none.
+	File string `json:"file"`
+	// Calibration is the fit in use; null where none is (Unused says
+	// why).
+	Calibration *WallCalibration `json:"calibration"`
+	// From is "system" or "soc", the Mac's power the fit maps; "" where
+	// no fit is in use.
+	From string `json:"from"`
+	// EnergyJoules is the wall's energy since serve started, estimated
+	// over the time its windows covered (the counter
+	// exopower_wall_estimated_energy_joules_total); null where no fit
+	// is in use.
+	EnergyJoules *Num `json:"energy_joules"`
+	// Unused says why no calibration is used; null where one is.
+	Unused *string `json:"unused"`
 }
 
 // StatusWall is the plug of a serve's --wall, in /v1/status.
