@@ -28,6 +28,7 @@ type benchOptions struct {
 	nodes     nodeOptions
 	attribute bool
 	wall      wallOptions
+	cmp       benchCompare
 	others    int // the processes that share a run's coalition besides it: set by meter
 }
 
@@ -110,6 +111,7 @@ func (o *benchOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.ExportOrgMode, "export-orgmode", "", "write an Emacs Org mode table to `FILE` (- is stdout)")
 	o.nodes.addFlags(c)
 	o.wall.addFlags(c)
+	o.cmp.addFlags(f)
 	f.VarP(&o.Params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated, \\, for a comma in one), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
 	f.VarP(&o.Scan, "parameter-scan", "P", "measure each command once per number from MIN to MAX, `NAME MIN MAX`, with each {NAME} replaced")
 	f.StringVarP(&o.Step, "parameter-step-size", "D", "", "-P's step, `DELTA` (default 1; needed for decimals)")
@@ -157,6 +159,9 @@ func (o *benchOptions) validate() error {
 	if o.wall.url != "" && o.nodes.Given() {
 		return errWallWithNodes("bench --node sums them")
 	}
+	if err := o.cmp.validate(o.Given); err != nil {
+		return err
+	}
 	return o.commonOptions.validate()
 }
 
@@ -169,6 +174,11 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 		return err
 	}
 	if err := o.CheckFiles(id); err != nil {
+		return err
+	}
+	// The saved export of --compare is read before anything runs: one
+	// that cannot be compared stops the bench then.
+	if err := o.cmp.load(s, id.Cred); err != nil {
 		return err
 	}
 	if id.Note != "" {
@@ -216,7 +226,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := o.Deliver(s, rep, id, text); err != nil {
 		return err
 	}
-	return r.Err()
+	return o.cmp.finish(s, rep, o.Style, o.JSON, r.Err())
 }
 
 // meter starts powermetrics, or reaches the nodes of --node, before the
