@@ -103,9 +103,13 @@ func compareArgs(c *cobra.Command, args []string) error {
 	case 1, 2:
 		return nil
 	case 0:
-		return usage.Fail(c, errors.New("compare takes two exports, OLD and NEW, and got none"))
+		return usage.Fail(c, fmt.Errorf("%s takes two exports, OLD and NEW, and got none", c.CommandPath()))
 	}
-	return usage.Fail(c, fmt.Errorf("compare takes two exports, OLD and NEW, and got %d", len(args)),
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return usage.Fail(c, fmt.Errorf("%s takes two exports, OLD and NEW, and got %d: %s", c.CommandPath(), len(args), strings.Join(q, " ")),
 		"compare two at a time: the saved export first, the new one second")
 }
 
