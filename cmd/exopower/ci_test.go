@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,14 +71,7 @@ func burn(cpu, noise float64) string {
 	return `n=$(date +%s%N); echo "$n $((n + 100000000)) ` + w + `,1,0.5" >> "$FAKEPM_OVERRIDES"; sleep 0.1`
 }
 
-func strconvFloat(x float64) string {
-	return strings.TrimRight(strings.TrimRight(jsonFloat(x), "0"), ".")
-}
-
-func jsonFloat(x float64) string {
-	b, _ := json.Marshal(x)
-	return string(b)
-}
+func strconvFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // The shell recipe over the fake IOReport, as a CI job would run it: a
 // first run on main, with no baseline yet, passes and saves one; a pull
