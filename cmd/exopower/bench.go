@@ -54,10 +54,15 @@ unless --show-output or --output.
 
 The flags mean what hyperfine's mean, but for -i: here it is the sample
 interval, as in every exopower command; hyperfine's -i (--ignore-failure) is
-spelt out. hyperfine's flags that exopower cannot honour are refused.`,
+spelt out. hyperfine's flags that exopower cannot honour are refused.
+
+--compare SAVED.json compares the results with a saved export, as exopower
+compare does, after the summary: the exit status is the bench's own where it
+failed, else 1 where a command's energy regressed.`,
 		Example: `  sudo exopower bench 'gzip -k big.tar' 'zstd -k big.tar'
   sudo exopower bench -r 5 --baseline 10s --export-markdown energy.md './build-a' './build-b'
-  sudo exopower bench -L threads 1,4,8 -p 'make clean' 'make -j {threads}'`,
+  sudo exopower bench -L threads 1,4,8 -p 'make clean' 'make -j {threads}'
+  exopower bench --source ioreport --compare main.json --export-json pr.json -n build 'make -j8'`,
 		// Parsed in RunE: -L takes two words and -P three.
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
