@@ -178,12 +178,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := o.CheckFiles(id); err != nil {
-		return err
-	}
-	// The saved export of --compare is read before anything runs: one
-	// that cannot be compared stops the bench then.
-	if err := o.cmp.load(s, id.Cred); err != nil {
+	if err := o.checkFiles(s, id); err != nil {
 		return err
 	}
 	if id.Note != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exopower/exopower/internal/access"
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/compare"
@@ -282,6 +283,17 @@ func (bc *benchCompare) validate(given map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// checkFiles refuses, before anything runs, the exports and the files
+// that bench cannot write or read (bench.Options.CheckFiles), and a
+// saved export of --compare that cannot be compared: each stops the
+// bench before its first run.
+func (o *benchOptions) checkFiles(s *cli.Streams, id child.Identity) error {
+	if err := o.CheckFiles(id); err != nil {
+		return err
+	}
+	return o.cmp.load(s, id.Cred)
 }
 
 // load reads the saved export before anything runs, as the user cred

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -265,13 +266,13 @@ func benchBenchmark(r benchResult, unit string, baseline bool, sharedDOF float64
 	}
 	energy := Figure{Slug: "energy", Label: "energy", Unit: "J", Gross: sampleOf(gross, 0, math.Inf(1))}
 	if len(net) == len(r.Runs) {
-		energy.Net = sampleOf(net, meanOf(netShared), sharedDOF)
+		energy.Net = sampleOf(net, bench.Summarize(netShared).Mean, sharedDOF)
 	}
 	b.Figures = append(b.Figures, energy)
 	if unit != "" {
 		f := Figure{Slug: "energy-per-" + slug(unit), Label: "energy per " + unit, Unit: "J/" + unit, Gross: sampleOf(perUnit, 0, math.Inf(1))}
 		if len(netPerUnit) == len(perUnit) {
-			f.Net = sampleOf(netPerUnit, meanOf(perUnitShared), sharedDOF)
+			f.Net = sampleOf(netPerUnit, bench.Summarize(perUnitShared).Mean, sharedDOF)
 		}
 		b.Figures = append(b.Figures, f)
 	}
@@ -391,39 +392,17 @@ func readLLM(data []byte) (*Export, error) {
 	return e, nil
 }
 
-// sampleOf describes values, each sharing the error shared read with
-// dof degrees of freedom; nil for none.
+// sampleOf describes values, each sharing the error shared (0 where
+// NaN: unknown) read with dof degrees of freedom; nil for none.
 func sampleOf(xs []float64, shared, dof float64) *Sample {
 	if len(xs) == 0 {
 		return nil
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	s := Sample{N: len(xs), Mean: sum / float64(len(xs)), SD: math.NaN(), Shared: shared, SharedDOF: dof}
+	st := bench.Summarize(xs)
 	if math.IsNaN(shared) {
-		s.Shared = 0
+		shared = 0
 	}
-	if len(xs) > 1 {
-		var ss float64
-		for _, x := range xs {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.SD = math.Sqrt(ss / float64(len(xs)-1))
-	}
-	return &s
-}
-
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	return sum / float64(len(xs))
+	return &Sample{N: st.N, Mean: st.Mean, SD: st.Stddev, Shared: shared, SharedDOF: dof}
 }
 
 func nanIfNil(p *float64) float64 {
