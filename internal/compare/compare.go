@@ -337,6 +337,13 @@ func fairness(old, new *Export) []string {
 	if old.Nodes != new.Nodes {
 		w = append(w, fmt.Sprintf("%s measured %s and %s %s: their energies are sums over different Macs", old.Name, output.Count(old.Nodes, "Mac"), new.Name, output.Count(new.Nodes, "Mac")))
 	}
+	if (old.Unit == "") != (new.Unit == "") {
+		with, without, unit := old.Name, new.Name, old.Unit
+		if old.Unit == "" {
+			with, without, unit = new.Name, old.Name, new.Unit
+		}
+		w = append(w, fmt.Sprintf("%s counts units of work (%s) and %s none: the energy per %s is not compared", with, unit, without, unit))
+	}
 	w = append(w, idleFairness(old, new)...)
 	for _, e := range []*Export{old, new} {
 		if !e.Complete {

@@ -274,6 +274,8 @@ func TestUnfairComparisonsAreWarnedOf(t *testing.T) {
 		{"another source", benchOf{tool: "ioreport", idle: idleWatts, se: 0.001, commands: cmds}, "the sources differ"},
 		{"an idle power beyond its errors", benchOf{idle: 4.6, se: 0.001, commands: cmds}, "the idle power differs beyond its errors: 4.500 W ± 0.001 W in old.json, 4.600 W ± 0.001 W in new.json"},
 		{"no baseline", benchOf{commands: cmds}, "new.json has no idle baseline"},
+		{"units on one side", benchOf{idle: idleWatts, se: 0.001, unit: "token", commands: []command{{name: "a", net: spread(1, 0.01), units: spread(10, 0)}}},
+			"new.json counts units of work (token) and old.json none: the energy per token is not compared"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep := compareOrFail(t, base, c.new, Defaults)
