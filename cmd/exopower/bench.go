@@ -30,6 +30,7 @@ type benchOptions struct {
 	nodes     nodeOptions
 	attribute bool
 	wall      wallOptions
+	cmp       benchCompare
 	others    int // the processes that share a run's coalition besides it: set by meter
 	// mac is this Mac's stream as it began, which names the Mac and
 	// says whether it reads the system's power: set by meter.
@@ -58,10 +59,15 @@ unless --show-output or --output.
 
 The flags mean what hyperfine's mean, but for -i: here it is the sample
 interval, as in every exopower command; hyperfine's -i (--ignore-failure) is
-spelt out. hyperfine's flags that exopower cannot honour are refused.`,
+spelt out. hyperfine's flags that exopower cannot honour are refused.
+
+--compare SAVED.json compares the results with a saved export, as exopower
+compare does, after the summary: the exit status is the bench's own where it
+failed, else 1 where a command's energy regressed.`,
 		Example: `  sudo exopower bench 'gzip -k big.tar' 'zstd -k big.tar'
   sudo exopower bench -r 5 --baseline 10s --export-markdown energy.md './build-a' './build-b'
-  sudo exopower bench -L threads 1,4,8 -p 'make clean' 'make -j {threads}'`,
+  sudo exopower bench -L threads 1,4,8 -p 'make clean' 'make -j {threads}'
+  exopower bench --source ioreport --compare main.json --export-json pr.json -n build 'make -j8'`,
 		// Parsed in RunE: -L takes two words and -P three.
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -115,6 +121,7 @@ func (o *benchOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.ExportOrgMode, "export-orgmode", "", "write an Emacs Org mode table to `FILE` (- is stdout)")
 	o.nodes.addFlags(c)
 	o.wall.addFlags(c)
+	o.cmp.addFlags(f)
 	f.VarP(&o.Params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated, \\, for a comma in one), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
 	f.VarP(&o.Scan, "parameter-scan", "P", "measure each command once per number from MIN to MAX, `NAME MIN MAX`, with each {NAME} replaced")
 	f.StringVarP(&o.Step, "parameter-step-size", "D", "", "-P's step, `DELTA` (default 1; needed for decimals)")
@@ -162,6 +169,9 @@ func (o *benchOptions) validate() error {
 	if o.wall.url != "" && o.nodes.Given() {
 		return errWallWithNodes("bench --node sums them")
 	}
+	if err := o.cmp.validate(o.Given); err != nil {
+		return err
+	}
 	return o.commonOptions.validate()
 }
 
@@ -173,7 +183,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := o.CheckFiles(id); err != nil {
+	if err := o.checkFiles(s, id); err != nil {
 		return err
 	}
 	if id.Note != "" {
@@ -215,7 +225,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := o.Deliver(s, rep, id, text); err != nil {
 		return err
 	}
-	return r.Err()
+	return o.cmp.finish(s, rep, o.Style, o.JSON, r.Err())
 }
 
 // atWall has each run measured at the wall by the plug of --wall, over

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/compare"
 	"github.com/exopower/exopower/internal/jsondoc"
 	"github.com/exopower/exopower/internal/llm"
 	"github.com/exopower/exopower/internal/output"
@@ -114,6 +115,13 @@ var readmeShapes = []jsondoc.Shape{
 		{Name: "summary-source", At: []string{"source"}},
 	}},
 	{Names: []string{"version"}, Type: versionInfo{}, Tables: []jsondoc.TableAt{{Name: "version", At: []string{""}}}},
+	{Names: []string{"compare"}, Type: compare.Report{}, Tables: []jsondoc.TableAt{
+		{Name: "compare", At: []string{""}},
+		{Name: "compare-side", At: []string{"old", "new"}},
+		{Name: "summary-source", At: []string{"old.source", "new.source"}},
+		{Name: "compare-row", At: []string{"rows[]"}},
+		{Name: "compare-values", At: []string{"rows[].old", "rows[].new"}},
+	}},
 }
 
 func TestTheJSONReferenceShowsWhatTheCommandsWrite(t *testing.T) {

@@ -11,6 +11,11 @@ import (
 // Exit statuses of exopower's own, defined here once. Every other status
 // is the measured command's: its own, or 128+N when signal N ended it.
 const (
+	// StatusRegressed: exopower compare (or bench --compare) found a
+	// figure that regressed, or changed, as --fail-on says: a failure
+	// of the thing measured that a CI job fails on, as pytest-benchmark's
+	// --benchmark-compare-fail exits with 1.
+	StatusRegressed = 1
 	// StatusFailure: exopower could not do what was asked (bad usage,
 	// powermetrics missing or refusing, no sample, output not written),
 	// as GNU env and timeout give it. The command was not started,
