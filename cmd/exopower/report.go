@@ -19,6 +19,7 @@ type reportOptions struct {
 	json    bool
 	file    string
 	samples string // a format: write the windows to stdout, the summary to stderr
+	cost    costOptions
 }
 
 func newReportCmd(s *cli.Streams) *cobra.Command {
@@ -44,10 +45,14 @@ were taken. Works anywhere, Linux included.`,
 	}
 	addJSONFlag(c, &o.json)
 	c.Flags().StringVar(&o.samples, "samples", "", "write every window to stdout as `FORMAT` (csv or ndjson), and the summary to stderr")
+	o.cost.addFlags(c)
 	return c
 }
 
 func runReport(s *cli.Streams, o *reportOptions) error {
+	if err := o.cost.resolve(s.Getenv); err != nil {
+		return err
+	}
 	var format output.SamplesFormat
 	if o.samples != "" {
 		var err error
@@ -91,6 +96,7 @@ func runReport(s *cli.Streams, o *reportOptions) error {
 	sum := output.NewSummary(res, res.Start, interval)
 	sum.Title = "report: " + cli.InputName(o.file)
 	addRecordedWall(sum, plug, res)
+	o.cost.rates.Summary(sum)
 	if err := output.PrintSummary(s, rows == nil, o.json, sum); err != nil || !interrupted {
 		return err
 	}

@@ -28,6 +28,7 @@ type runOptions struct {
 	nodes     nodeOptions
 	files     windowFiles
 	wall      wallOptions
+	cost      costOptions
 }
 
 // notRun says that a signal came before the command started.
@@ -61,6 +62,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	o.nodes.addFlags(c)
 	o.files.addFlags(c)
 	o.wall.addFlags(c)
+	o.cost.addFlags(c)
 	return c
 }
 
@@ -150,6 +152,9 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	if err := o.validate(); err != nil {
 		return child.Command{}, err
 	}
+	if err := o.cost.resolve(s.Getenv); err != nil {
+		return child.Command{}, err
+	}
 	id, err := child.Identify(o.asRoot, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {
 		return child.Command{}, err
@@ -211,6 +216,7 @@ func waitCommand(s *cli.Streams, p *child.Process) (exit child.Exit, signals int
 func (o *runOptions) deliver(s *cli.Streams, sum *wire.Summary, exit child.Exit, signals int, id child.Identity) error {
 	sum.Command = o.argv
 	sum.ExitCode = &exit.Status
+	o.cost.rates.Summary(sum)
 	if exit.Signal != "" {
 		sum.Signal = &exit.Signal
 	}

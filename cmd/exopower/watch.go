@@ -27,6 +27,7 @@ type watchOptions struct {
 	from     string
 	nodes    nodeOptions
 	wall     wallOptions
+	cost     costOptions
 }
 
 func newWatchCmd(s *cli.Streams) *cobra.Command {
@@ -49,11 +50,15 @@ or --duration end it with the same summary as exopower run.`,
 	c.Flags().StringVar(&o.from, "from", "", "read a powermetrics -f plist stream from `FILE` (- for stdin) instead of starting powermetrics")
 	o.nodes.addFlags(c)
 	o.wall.addFlags(c)
+	o.cost.addFlags(c)
 	return c
 }
 
 func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.cost.resolve(s.Getenv); err != nil {
 		return err
 	}
 	if o.count < 0 {
@@ -119,6 +124,7 @@ func (o *watchOptions) finish(s *cli.Streams, sum *wire.Summary, feed interface{
 	if w := feed.DroppedWarning(); w != "" {
 		sum.Warnings = append(sum.Warnings, w)
 	}
+	o.cost.rates.Summary(sum)
 	serr := output.PrintSummary(s, o.json, o.json, sum)
 	if err != nil {
 		return cli.Wrote("stdout", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -119,7 +120,7 @@ func TestSummaryJSONHasEveryFieldAndNoTitle(t *testing.T) {
 		`"peak_power_watts":{"total":7.8,"cpu":6,"gpu":1.5,"ane":0.3,"dram":null,"system":null},` +
 		`"rails":{"cpu":{"refused_windows":0,"glitches":0,"still_seconds":0},"gpu":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
 		`"ane":{"refused_windows":0,"glitches":0,"still_seconds":0},"dram":{"refused_windows":0,"glitches":0,"still_seconds":0},` +
-		`"system":{"refused_windows":0,"glitches":0,"still_seconds":0}},"warnings":[],"wall":null,"wall_estimated":null}` + "\n"
+		`"system":{"refused_windows":0,"glitches":0,"still_seconds":0}},"warnings":[],"wall":null,"wall_estimated":null,"cost":null,"co2e":null}` + "\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -183,6 +184,14 @@ func TestWriteTextSummarisesForPeople(t *testing.T) {
 			"            (total: 0.01 Wh)\n" + strings.Replace(tail, " on Mac14,14, macOS build 23E224", "", 1)},
 		{"with one sample, in the singular", func(s *wire.Summary) { s.Samples = 1 },
 			"exopower\n  duration  2.500 s   1 sample, 80.0% covered\n" + table + tail},
+		// 12.5 J is 12.5 / 3.6e6 kWh: 1.0417e-6 EUR at 0.30, 0.153 mg at 44.18 g.
+		{"with its cost and its CO2e", func(s *wire.Summary) {
+			in, _ := cost.Grid("FR")
+			cost.Rates{Price: &cost.Price{PerKWh: 0.30, Currency: "EUR", Source: "flag"}, Intensity: &in}.Summary(s)
+		}, "exopower\n  duration  2.500 s   25 samples, 80.0% covered\n" + table +
+			"  cost      0.00000104 EUR for the SoC's energy (CPU, GPU and ANE only: not the rest of the Mac, nor the wall) at 0.3 EUR/kWh (--price)\n" +
+			"  CO2e      0.000153 g CO2e for the same energy at 44.18 g/kWh, " +
+			"grid:FR (France, 2024: Ember yearly electricity data via CO2.js 0.19.0, CC BY-SA 4.0)\n" + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sum := NewSummary(testResult(), time.Time{}, time.Second)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -55,6 +56,12 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 	}
 	if e := sum.WallEstimated; e != nil {
 		fmt.Fprintf(&b, "  %s %s\n", st.Render(st.Label, "wall (estimated)"), wallEstimatedText(e))
+	}
+	if c := sum.Cost; c != nil {
+		row("cost", cost.CostText(c))
+	}
+	if c := sum.CO2e; c != nil {
+		row("CO2e", cost.CO2eText(c, sum.Cost))
 	}
 	row("scope", scopeOf(sum.EnergyJoules.Has()))
 	row("source", sourceText(sum.Source))

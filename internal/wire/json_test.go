@@ -40,10 +40,18 @@ var estimatedTables = []jsondoc.TableAt{
 	{Name: "summary-wall-calibration", At: []string{"wall_estimated.calibration"}},
 }
 
+// costTables are the tables of the span's energy priced (--price,
+// --carbon-intensity).
+var costTables = []jsondoc.TableAt{
+	{Name: "summary-cost", At: []string{""}},
+	{Name: "summary-cost-figure", At: []string{"cost"}},
+	{Name: "summary-co2e-figure", At: []string{"co2e"}},
+}
+
 // summaryTables are the tables of a Summary: a span's, the fields of
 // several Macs, and each node's span.
 var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables, wallTables, jsondoc.Under("nodes[]", wallTables...),
-	estimatedTables, jsondoc.Under("nodes[]", estimatedTables...),
+	estimatedTables, jsondoc.Under("nodes[]", estimatedTables...), costTables, jsondoc.Under("nodes[]", costTables...),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{""}}, {Name: "summary-node", At: []string{"nodes[]"}}})
 
 // wireShapes are the JSON of this package's types, as the JSON reference
@@ -54,8 +62,8 @@ var wireShapes = []jsondoc.Shape{
 	// A node's span is one Mac's, and never follows a process.
 	// A node's wall is null for now: run --wall's own shows its fields.
 	// A node's estimate is null too: run's own shows its fields.
-	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall", "run-wall-estimated"}, Type: Summary{},
-		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Elsewhere: []string{"nodes[].wall", "nodes[].wall_estimated"}, Tables: summaryTables},
+	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall", "run-wall-estimated", "run-cost"}, Type: Summary{},
+		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Elsewhere: []string{"nodes[].wall", "nodes[].wall_estimated", "nodes[].cost", "nodes[].co2e"}, Tables: summaryTables},
 	{Names: []string{"watch-sample", "watch-node", "watch-total", "watch-wall"}, Type: SampleLine{},
 		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}}, {Name: "watch-line-wall", At: []string{"wall"}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
@@ -74,8 +82,8 @@ var wireShapes = []jsondoc.Shape{
 	// A span is one node's: it never holds nodes of its own.
 	// A span's attribution is run --attribute's, shown whole there.
 	{Names: []string{"serve-span", "serve-span-end", "serve-span-pid"}, Type: Reading{},
-		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution", "wall", "wall_estimated"},
-		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, wallTables, estimatedTables)},
+		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution", "wall", "wall_estimated", "cost", "co2e"},
+		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, wallTables, estimatedTables, costTables)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
 	// Nor is its plug in it: the counters and spans hold the wall.
 	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label", "wall"}},

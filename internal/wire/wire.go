@@ -86,6 +86,12 @@ type Summary struct {
 	// measurement. Null where there is no calibration of this Mac, or a
 	// plug is read.
 	WallEstimated *WallEstimated `json:"wall_estimated"`
+	// Cost is the span's energy priced at --price, and CO2e the CO2e it
+	// stands for at --carbon-intensity or --grid (internal/cost's rule
+	// says which energy); each null where its figure was not given, and
+	// in a node's span and serve's.
+	Cost *Cost `json:"cost"`
+	CO2e *CO2e `json:"co2e"`
 
 	// Title heads the text summary when there is no command, after
 	// "exopower ": "watch", "report: FILE". It is not part of the JSON.
