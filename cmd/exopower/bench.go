@@ -31,6 +31,7 @@ type benchOptions struct {
 	attribute bool
 	wall      wallOptions
 	cmp       benchCompare
+	cost      costOptions
 	others    int // the processes that share a run's coalition besides it: set by meter
 	// mac is this Mac's stream as it began, which names the Mac and
 	// says whether it reads the system's power: set by meter.
@@ -122,6 +123,7 @@ func (o *benchOptions) addFlags(c *cobra.Command) {
 	o.nodes.addFlags(c)
 	o.wall.addFlags(c)
 	o.cmp.addFlags(f)
+	o.cost.addFlags(c)
 	f.VarP(&o.Params, "parameter-list", "L", "measure each command once per value, `NAME VALUES` (comma-separated, \\, for a comma in one), with each {NAME} in it and in the hooks replaced (repeat for every combination)")
 	f.VarP(&o.Scan, "parameter-scan", "P", "measure each command once per number from MIN to MAX, `NAME MIN MAX`, with each {NAME} replaced")
 	f.StringVarP(&o.Step, "parameter-step-size", "D", "", "-P's step, `DELTA` (default 1; needed for decimals)")
@@ -179,6 +181,9 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if err := o.cost.resolve(s.Getenv); err != nil {
+		return err
+	}
 	id, err := child.Identify(false, os.Geteuid(), s.Getenv, s.Environ())
 	if err != nil {
 		return err
@@ -190,6 +195,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.Note)
 	}
 	cfg := o.Config(s, id)
+	cfg.Rates = o.cost.rates
 	if err := cfg.Look(s.Getenv("PATH")); err != nil {
 		return err
 	}

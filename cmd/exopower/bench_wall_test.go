@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,7 +84,8 @@ func TestBenchMeasuresEachRunAtTheWall(t *testing.T) {
 	}
 	csvHead, csvRow, _ := strings.Cut(text[strings.Index(text, "command,mean"):], "\n")
 	// The plug's columns, then the estimate's, empty with a plug.
-	if !strings.HasSuffix(csvHead, ",wall_method,"+strings.Join(estimatedCSVColumns, ",")) || !strings.HasSuffix(strings.TrimSpace(csvRow), ",power"+strings.Repeat(",", len(estimatedCSVColumns))) {
+	if !strings.HasSuffix(csvHead, ",wall_method,"+strings.Join(slices.Concat(estimatedCSVColumns, costCSVColumns), ",")) ||
+		!strings.HasSuffix(strings.TrimSpace(csvRow), ",power"+strings.Repeat(",", len(estimatedCSVColumns)+len(costCSVColumns))) {
 		t.Errorf("the CSV has no wall:\n%s\n%s", csvHead, csvRow)
 	}
 }

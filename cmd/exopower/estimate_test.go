@@ -21,6 +21,11 @@ var estimatedCSVColumns = []string{"wall_estimated_energy_mean", "wall_estimated
 	"net_wall_estimated_energy_mean", "net_wall_estimated_energy_stddev", "wall_estimated_energy_per_unit_mean",
 	"wall_estimated_energy_per_unit_stddev", "wall_estimated_from"}
 
+// costCSVColumns are the CSV's columns of bench's cost and CO2e: after
+// the estimate's, the last.
+var costCSVColumns = []string{"cost_currency", "cost_price_per_kwh", "cost_of", "cost_mean", "cost_per_unit_mean",
+	"co2e_intensity_g_per_kwh", "co2e_of", "co2e_grams_mean", "co2e_grams_per_unit_mean"}
+
 // The fake IOReport's Mac, and the serial number the tests give it.
 const (
 	fakeModel  = "Mac14,14"

@@ -34,10 +34,19 @@ var wallTables = []jsondoc.TableAt{
 	{Name: "summary-wall-calibration", At: []string{"wall_estimated.calibration"}},
 }
 
+// costTables are the tables of a summary's cost and CO2e (--price,
+// --carbon-intensity), null in the spans of nodes and inside llm's.
+var costTables = []jsondoc.TableAt{
+	{Name: "summary-cost", At: []string{""}},
+	{Name: "summary-cost-figure", At: []string{"cost"}},
+	{Name: "summary-co2e-figure", At: []string{"co2e"}},
+}
+
 // nodesTables are the tables of the spans of the nodes of --node, under
 // prefix: a span's and the node's own.
 func nodesTables(prefix string) []jsondoc.TableAt {
-	return slices.Concat(jsondoc.Under(prefix, spanTables...), jsondoc.Under(prefix, wallTables...), []jsondoc.TableAt{{Name: "summary-node", At: []string{prefix}}})
+	return slices.Concat(jsondoc.Under(prefix, spanTables...), jsondoc.Under(prefix, wallTables...), jsondoc.Under(prefix, costTables...),
+		[]jsondoc.TableAt{{Name: "summary-node", At: []string{prefix}}})
 }
 
 // attributionTables are the tables of a summary's attribution (run
@@ -68,6 +77,11 @@ var benchTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "bench-result-wall-estimated", At: []string{"results[].wall_estimated"}},
 	{Name: "bench-spread", At: []string{"results[].wall_estimated.energy_joules", "results[].wall_estimated.net_energy_joules", "results[].wall_estimated.energy_per_unit_joules"}},
 	{Name: "summary-wall-calibration", At: []string{"results[].wall_estimated.calibration"}},
+	{Name: "bench-result-cost", At: []string{"results[]"}},
+	{Name: "summary-cost-figure", At: []string{"results[].cost"}},
+	{Name: "bench-cost", At: []string{"results[].cost"}},
+	{Name: "summary-co2e-figure", At: []string{"results[].co2e"}},
+	{Name: "bench-co2e", At: []string{"results[].co2e"}},
 }, nodesTables("results[].runs[].nodes[]"), jsondoc.Under("results[].runs[]", attributionTables...))
 
 var llmTables = slices.Concat([]jsondoc.TableAt{
@@ -98,7 +112,7 @@ var readmeShapes = []jsondoc.Shape{
 	// A bench run's nodes are the nodes of run --node, shown there; a
 	// node's span is one Mac's, with no bound of its own.
 	// A run's attribution is run --attribute's, shown whole there.
-	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall", "bench-wall-estimated"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
+	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall", "bench-wall-estimated", "bench-cost"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
 		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their

@@ -81,9 +81,9 @@ func TestBenchEstimatesEachRunAtTheWallFromTheCalibration(t *testing.T) {
 		}
 	}
 	rows := csvRows(t, rep)
-	n := len(rows[0]) - estimatedColumnCount
+	n := len(rows[0]) - costColumnCount - estimatedColumnCount
 	if rows[0][n] != "wall_estimated_energy_mean" || rows[1][n] != "234" || rows[1][n+2] != "1.5" || rows[1][n+3] != "132" || rows[1][n+7] != "system" ||
-		rows[0][len(rows[0])-1] != "wall_estimated_from" || rows[1][n-1] != "" {
+		rows[0][n+7] != "wall_estimated_from" || rows[1][n-1] != "" {
 		t.Errorf("csv:\n%v\n%v", rows[0][n-1:], rows[1][n-1:])
 	}
 	var md bytes.Buffer

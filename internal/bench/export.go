@@ -35,7 +35,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		"wall_energy_mean", "wall_energy_stddev", "wall_energy_uncertainty", "net_wall_energy_mean", "net_wall_energy_stddev",
 		"net_wall_energy_uncertainty", "wall_energy_per_unit_mean", "wall_energy_per_unit_stddev", "wall_method",
 		"wall_estimated_energy_mean", "wall_estimated_energy_stddev", "wall_estimated_energy_uncertainty", "net_wall_estimated_energy_mean",
-		"net_wall_estimated_energy_stddev", "wall_estimated_energy_per_unit_mean", "wall_estimated_energy_per_unit_stddev", "wall_estimated_from")
+		"net_wall_estimated_energy_stddev", "wall_estimated_energy_per_unit_mean", "wall_estimated_energy_per_unit_stddev", "wall_estimated_from",
+		"cost_currency", "cost_price_per_kwh", "cost_of", "cost_mean", "cost_per_unit_mean",
+		"co2e_intensity_g_per_kwh", "co2e_of", "co2e_grams_mean", "co2e_grams_per_unit_mean")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	for _, r := range rep.Results {
@@ -56,14 +58,32 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, spreadFields(r.NetSystemEnergyJoules, false)...)
 		row = append(row, wallFields(r.Wall)...)
 		row = append(row, estimatedFields(r.WallEstimated)...)
+		row = append(row, costFields(r)...)
 		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
+// costColumnCount is how many columns the cost and CO2e have in the
+// CSV: the last.
+const costColumnCount = 9
+
+// costFields are a command's columns of its cost and CO2e, empty where
+// not priced.
+func costFields(r Result) []string {
+	f := make([]string, costColumnCount)
+	if c := r.Cost; c != nil {
+		f[0], f[1], f[2], f[3], f[4] = c.Currency, field(&c.PricePerKWh), c.Of, field(&c.Amount), field(c.AmountPerUnit)
+	}
+	if c := r.CO2e; c != nil {
+		f[5], f[6], f[7], f[8] = field(&c.IntensityGPerKWh), c.Of, field(&c.Grams), field(c.GramsPerUnit)
+	}
+	return f
+}
+
 // wallColumnCount is how many columns the wall has in the CSV, measured
-// and estimated: the last.
+// and estimated: before the cost's.
 const wallColumnCount = 9 + estimatedColumnCount
 
 // estimatedColumnCount is how many of them are the estimate's, after
@@ -217,6 +237,8 @@ func writeTable(w io.Writer, rep *Report, m markup) error {
 	if system {
 		head = append(head, "System energy [J]")
 	}
+	priced := costColumns(rep)
+	head = append(head, priced.head(rep.Unit)...)
 	var b strings.Builder
 	b.WriteString(m.header(len(head)))
 	b.WriteString(m.row(head))
@@ -238,6 +260,7 @@ func writeTable(w io.Writer, rep *Report, m markup) error {
 		if system {
 			cells = append(cells, meanSD(r.SystemEnergyJoules, 3))
 		}
+		cells = append(cells, priced.cells(r)...)
 		b.WriteString(m.row(cells))
 	}
 	b.WriteString(m.footer())

@@ -201,7 +201,7 @@ func TestCSVHasARowPerCommand(t *testing.T) {
 	rep.Results = []Result{{Command: "sleep 1", Parameters: map[string]string{"n": "1"}, Runs: []Run{runOf(2, 1), runOf(4, 1)}}}
 	rep.Finish(-1)
 	rows := csvRows(t, rep)
-	n := len(rows[0]) - wallColumnCount // the system's columns end where the wall's begin
+	n := len(rows[0]) - costColumnCount - wallColumnCount // the system's columns end where the wall's begin
 	if len(rows) != 2 || rows[1][0] != "sleep 1" || rows[0][8] != "parameter_n" || rows[1][8] != "1" || rows[0][9] != "energy_mean" ||
 		rows[1][9] != "3" || rows[1][14] != "" || rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "" {
 		t.Errorf("csv:\n%v", rows)
@@ -246,7 +246,7 @@ func TestTheSystemsEnergyAgainstItsIdlePower(t *testing.T) {
 	}
 	// The exports carry it: CSV's last columns, Markdown's last.
 	rows := csvRows(t, rep)
-	if n := len(rows[0]) - wallColumnCount; rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "42" || rows[0][n-2] != "net_system_energy_mean" || rows[1][n-2] != "10" {
+	if n := len(rows[0]) - costColumnCount - wallColumnCount; rows[0][n-4] != "system_energy_mean" || rows[1][n-4] != "42" || rows[0][n-2] != "net_system_energy_mean" || rows[1][n-2] != "10" {
 		t.Errorf("csv:\n%v", rows)
 	}
 	var buf bytes.Buffer

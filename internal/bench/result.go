@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/calibrate"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -75,10 +76,16 @@ type Result struct {
 	// Mac's calibration, where no plug is read; null without one (or
 	// with --wall or --node), or where a run has none.
 	WallEstimated *ResultWallEstimated `json:"wall_estimated"`
+	// Cost is the mean run priced at --price, and per unit of work with
+	// units; CO2e the same at --carbon-intensity or --grid. Each null
+	// without its figure.
+	Cost *ResultCost `json:"cost"`
+	CO2e *ResultCO2e `json:"co2e"`
 
 	unit  string                 // the unit of work's name, for the text
 	label string                 // Job.Label: the name the text and the tables show
 	cal   *calibrate.Calibration // Config.Calibration: this Mac's, for the estimate at the wall
+	rates cost.Rates             // Config.Rates: what to price the runs at
 }
 
 // Label is the name that the text and the tables show: the command's
@@ -260,6 +267,7 @@ func (r *Result) finish(b *Baseline, interval time.Duration, unit *string) {
 	}
 	r.finishWall(b, unit)
 	r.finishWallEstimated(b, unit)
+	r.finishCost()
 }
 
 // commandEnergy is the statistics of the runs' own processes' energy,

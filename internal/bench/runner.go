@@ -18,6 +18,7 @@ import (
 	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -123,6 +124,9 @@ type Config struct {
 	// to the Mac and its source already, from which each run's energy at
 	// the wall is estimated; nil: none (with --wall, over --node).
 	Calibration *calibrate.Calibration
+	// Rates price each command's runs (--price, --carbon-intensity);
+	// none prices nothing.
+	Rates cost.Rates
 
 	paths map[string]string   // argv[0] -> the file to execute
 	argvs map[string][]string // command -> its argv
@@ -315,7 +319,7 @@ func (b *Runner) cooldown(ctx context.Context) bool {
 // runCommand runs j's setup, warmup, measured runs and cleanup. How
 // many runs is known after the first, as in hyperfine.
 func (b *Runner) runCommand(ctx context.Context, j Job) Result {
-	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label, cal: b.cfg.Calibration}
+	res := Result{Command: j.Name, Parameters: j.Params, Runs: []Run{}, label: j.Label, cal: b.cfg.Calibration, rates: b.cfg.Rates}
 	b.hook("--setup", j, j.Setup)
 	for i := 0; i < b.cfg.Warmup && !b.cut(); i++ {
 		b.hook("--prepare", j, j.Prepare)

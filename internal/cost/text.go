@@ -30,20 +30,20 @@ func AmountText(x float64, currency string) string {
 	if math.Abs(x) >= 1 {
 		return strconv.FormatFloat(x, 'f', 2, 64) + " " + currency
 	}
-	return significant(x, 3) + " " + currency
+	return Significant(x, 3) + " " + currency
 }
 
 // GramsText writes grams of CO2e, three significant figures: in kg from
 // 1000 g.
 func GramsText(g float64) string {
 	if math.Abs(g) >= 1000 {
-		return significant(g/1000, 3) + " kg CO2e"
+		return Significant(g/1000, 3) + " kg CO2e"
 	}
-	return significant(g, 3) + " g CO2e"
+	return Significant(g, 3) + " g CO2e"
 }
 
-// significant writes x with n significant figures in plain decimals.
-func significant(x float64, n int) string {
+// Significant writes x with n significant figures in plain decimals.
+func Significant(x float64, n int) string {
 	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
@@ -68,8 +68,14 @@ func sourceText(source, flag, env string) string {
 // CostText says what c is: "0.000123 EUR for the wall's energy at 0.30
 // EUR/kWh (--price)".
 func CostText(c *wire.Cost) string {
-	return fmt.Sprintf("%s for %s at %s %s/kWh (%s)", AmountText(float64(c.Amount), c.Currency), OfText(c.Of),
-		strconv.FormatFloat(float64(c.PricePerKWh), 'f', -1, 64), c.Currency, sourceText(c.Source, "--price", EnvPrice))
+	return AmountText(float64(c.Amount), c.Currency) + " " + CostBasis(c)
+}
+
+// CostBasis says what c priced and at what: "for the wall's energy at
+// 0.3 EUR/kWh (--price)".
+func CostBasis(c *wire.Cost) string {
+	return fmt.Sprintf("for %s at %s %s/kWh (%s)", OfText(c.Of), strconv.FormatFloat(float64(c.PricePerKWh), 'f', -1, 64), c.Currency,
+		sourceText(c.Source, "--price", EnvPrice))
 }
 
 // CO2eText says what c is: "0.0412 g CO2e for the wall's energy at 400
@@ -77,11 +83,16 @@ func CostText(c *wire.Cost) string {
 // grid:FR (France, 2024: DATASET)". After a cost of the same energy
 // (cost, nil: none), it is "for the same energy".
 func CO2eText(c *wire.CO2e, cost *wire.Cost) string {
+	return GramsText(float64(c.Grams)) + " " + CO2eBasis(c, cost)
+}
+
+// CO2eBasis says what c is of and at what intensity, as CO2eText.
+func CO2eBasis(c *wire.CO2e, cost *wire.Cost) string {
 	of := OfText(c.Of)
 	if cost != nil && cost.Of == c.Of {
 		of = "the same energy"
 	}
-	text := fmt.Sprintf("%s for %s at %s g/kWh", GramsText(float64(c.Grams)), of, strconv.FormatFloat(float64(c.IntensityGPerKWh), 'f', -1, 64))
+	text := fmt.Sprintf("for %s at %s g/kWh", of, strconv.FormatFloat(float64(c.IntensityGPerKWh), 'f', -1, 64))
 	if strings.HasPrefix(c.Source, "grid:") {
 		return text + ", " + c.Source
 	}
