@@ -101,7 +101,12 @@ var llmTables = slices.Concat([]jsondoc.TableAt{
 	{Name: "llm-run-wall", At: []string{"results[].run.wall"}},
 	{Name: "llm-run-wall-estimated", At: []string{"results[].run.wall_estimated"}},
 	{Name: "bench-idle-wall", At: []string{"baseline.wall"}},
-}, jsondoc.Under("results[].run.summary", spanTables...), jsondoc.Under("results[].run.summary", wallTables...), nodesTables("results[].run.summary.nodes[]"),
+	{Name: "summary-cost-figure", At: []string{"results[].run.cost"}},
+	{Name: "llm-run-cost", At: []string{"results[].run.cost"}},
+	{Name: "summary-co2e-figure", At: []string{"results[].run.co2e"}},
+	{Name: "llm-run-co2e", At: []string{"results[].run.co2e"}},
+}, jsondoc.Under("results[].run.summary", spanTables...), jsondoc.Under("results[].run.summary", wallTables...),
+	jsondoc.Under("results[].run.summary", costTables...), nodesTables("results[].run.summary.nodes[]"),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{"results[].run.summary"}}})
 
 // readmeShapes are the JSON shapes that the commands write beside those
@@ -117,7 +122,7 @@ var readmeShapes = []jsondoc.Shape{
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
 	// fields are in the reference's tables), not in an example of one.
-	{Names: []string{"llm", "llm-wall", "llm-wall-estimated"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
+	{Names: []string{"llm", "llm-wall", "llm-wall-estimated", "llm-cost"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
 			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},

@@ -24,6 +24,7 @@ type llmOptions struct {
 	llm.Flags
 	nodes nodeOptions
 	wall  wallOptions
+	cost  costOptions
 	// mac is this Mac's stream as it began, which names the Mac and
 	// says whether it reads the system's power: set by meter.
 	mac sampler.StreamTotals
@@ -82,6 +83,7 @@ no redirect is followed.`,
 	f.StringVar(&o.Plot, "plot", "", "draw the power over time with each request's prefill and decode to `FILE` (.svg or .png)")
 	o.nodes.addFlags(c)
 	o.wall.addFlags(c)
+	o.cost.addFlags(c)
 	return c
 }
 
@@ -93,6 +95,10 @@ func runLLM(ctx context.Context, s *cli.Streams, o *llmOptions, rawURL string) e
 	if err := o.commonOptions.validate(); err != nil {
 		return err
 	}
+	if err := o.cost.resolve(s.Getenv); err != nil {
+		return err
+	}
+	o.Rates = o.cost.rates
 	if o.wall.url != "" && o.nodes.Given() {
 		return errWallWithNodes("llm --node sums them")
 	}

@@ -56,8 +56,8 @@ func TestLLMEstimatesTheRunAtTheWallFromTheCalibration(t *testing.T) {
 	var csv, md bytes.Buffer
 	WriteCSV(&csv, rep)
 	if head, row, _ := strings.Cut(csv.String(), "\n"); !strings.HasSuffix(head, ",wall_estimated_energy_joules,wall_estimated_uncertainty_joules,wall_estimated_from,"+
-		"wall_estimated_joules_per_output_token,wall_estimated_net_energy_joules,wall_estimated_net_joules_per_output_token") ||
-		!strings.HasSuffix(strings.TrimSpace(row), ",232,2,system,2.9,72,0.9") {
+		"wall_estimated_joules_per_output_token,wall_estimated_net_energy_joules,wall_estimated_net_joules_per_output_token,"+strings.Join(costColumns, ",")) ||
+		!strings.HasSuffix(strings.TrimSpace(row), ",232,2,system,2.9,72,0.9"+strings.Repeat(",", len(costColumns))) {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	WriteMarkdown(&md, rep)

@@ -28,7 +28,7 @@ var settingColumns = []string{"model", "concurrency", "requests", "failed", "att
 // WriteCSV writes a row per setting.
 func WriteCSV(w io.Writer, rep *Report) error {
 	c := csv.NewWriter(w)
-	c.Write(settingColumns)
+	c.Write(slices.Concat(settingColumns, costColumns))
 	for _, r := range rep.Results {
 		c.Write(settingRow(r))
 	}
@@ -68,7 +68,8 @@ func settingRow(r Result) []string {
 		row = append(row, "", "", "", "", "", "")
 	}
 	row = append(row, wallCells(r)...)
-	return append(row, estimatedCells(r)...)
+	row = append(row, estimatedCells(r)...)
+	return append(row, costCells(r)...)
 }
 
 // estimatedCells are the run's columns at the wall as estimated from
@@ -167,11 +168,15 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		fmt.Fprintf(&b, " Whole run at the wall (estimated) mJ/output token (%s) |", kind)
 		rule += "---:|"
 	}
+	priced := pricedColumns(rep)
+	b.WriteString(priced.head())
+	rule += strings.Repeat("---:|", priced.n())
 	b.WriteString("\n" + rule + "\n")
 	for _, r := range rep.Results {
 		f := r.Figures
 		if f == nil || f.SoC == nil {
-			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |%s%s\n", r.Model, r.Concurrency, map[bool]string{true: " |"}[atWall], map[bool]string{true: " |"}[estimated])
+			fmt.Fprintf(&b, "| `%s` | %d | 0 | | | | | | |%s%s%s\n", r.Model, r.Concurrency, map[bool]string{true: " |"}[atWall], map[bool]string{true: " |"}[estimated],
+				strings.Repeat(" |", priced.n()))
 			continue
 		}
 		out, prompt, req := f.SoC.JoulesPerOutputToken, f.SoC.JoulesPerPromptToken, f.SoC.JoulesPerRequest
@@ -192,7 +197,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		if estimated {
 			b.WriteString(" " + estimatedCell(r, net) + " |")
 		}
-		b.WriteString("\n")
+		b.WriteString(priced.cells(r) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -290,6 +290,7 @@ func (res *Result) runTotals(b *Baseline) {
 	}
 	run.Wall = res.runWall(b)
 	run.WallEstimated = res.runWallEstimated(b)
+	res.price()
 }
 
 // doubts are the warnings about a setting's figures.

@@ -14,6 +14,7 @@ import (
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/child"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/safe"
 )
@@ -41,6 +42,8 @@ type Flags struct {
 	Plot                           string
 	// Changed says whether the flag of that long name was given.
 	Changed func(name string) bool
+	// Rates are --price and --carbon-intensity (or --grid) as read.
+	Rates cost.Rates
 }
 
 // Run measures what f asks of the server at rawURL, as the user id: it
@@ -104,7 +107,7 @@ func (o *Flags) config(ctx context.Context, s *cli.Streams, id child.Identity, r
 		return Config{}, err
 	}
 	cfg := Config{Client: client, Settings: settings, Prompts: prompts, Requests: o.Requests, Duration: o.Duration,
-		Warmup: o.Warmup, Baseline: o.Baseline, Interval: o.Interval, Signals: s.Signals, Messages: s.Err}
+		Warmup: o.Warmup, Baseline: o.Baseline, Interval: o.Interval, Signals: s.Signals, Messages: s.Err, Rates: o.Rates}
 	var w io.Writer
 	if s.ErrTTY && o.Style != "basic" && o.Style != "color" && o.Style != "none" {
 		w = s.Err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -98,6 +99,8 @@ type Result struct {
 	Figures     *Figures  `json:"figures"`
 	Requests    []Request `json:"requests"`
 	Warnings    []string  `json:"warnings"`
+
+	rates cost.Rates // Config.Rates: what to price the run at
 }
 
 // Request is one request: its edges, its tokens and its phases' energy.
@@ -204,6 +207,11 @@ type RunTotals struct {
 	// this Mac's calibration (its energy is Summary's wall_estimated);
 	// null without one.
 	WallEstimated *RunWallEstimated `json:"wall_estimated"`
+	// Cost is the run priced at --price, and per million output tokens;
+	// CO2e the same at --carbon-intensity or --grid. Each null without
+	// its figure (the summary's cost and co2e are the run's too).
+	Cost *RunCost `json:"cost"`
+	CO2e *RunCO2e `json:"co2e"`
 }
 
 func newRunTotals(sum *wire.Summary) *RunTotals { return &RunTotals{Summary: sum} }

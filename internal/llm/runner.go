@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exopower/exopower/internal/bench"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -50,6 +51,9 @@ type Config struct {
 	// its requests are done: its index, and the result without the net
 	// figures (which need the closing baseline).
 	Finished func(i int, r Result)
+	// Rates price each setting's run (--price, --carbon-intensity);
+	// none prices nothing.
+	Rates cost.Rates
 }
 
 // Runner runs a benchmark: the idle baseline, then each setting's
@@ -176,7 +180,7 @@ func (r *Runner) idle(ctx context.Context) span {
 // setting runs one setting's warmup and measured requests, the latter
 // within a span on every node.
 func (r *Runner) setting(ctx context.Context, s Setting) Result {
-	res := Result{Model: s.Model, Concurrency: s.Concurrency, Requests: []Request{}, Warnings: []string{}}
+	res := Result{Model: s.Model, Concurrency: s.Concurrency, Requests: []Request{}, Warnings: []string{}, rates: r.cfg.Rates}
 	if r.cfg.Warmup > 0 {
 		answers, _ := r.batch(ctx, s, r.cfg.Warmup, 0, nil)
 		for _, a := range answers {

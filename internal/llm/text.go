@@ -139,6 +139,11 @@ func (t *Text) block(i int, r Result, net bool) string {
 	if run := r.Run; run != nil && run.Summary != nil && run.JoulesPerOutputToken != nil {
 		rows = append(rows, t.runRow(r, net))
 	}
+	if !net {
+		// Gross, as the meter at the wall counts it: in the block of
+		// the gross figures only.
+		rows = append(rows, costRows(r)...)
+	}
 	writeRows(&b, st, rows)
 	return b.String()
 }
