@@ -195,7 +195,7 @@ func runBench(ctx context.Context, s *cli.Streams, o *benchOptions) error {
 		fmt.Fprintf(s.Err, "exopower: note: %s\n", id.Note)
 	}
 	cfg := o.Config(s, id)
-	cfg.Rates = o.cost.rates
+	cfg.Rates, o.cmp.rates = o.cost.rates, o.cost.rates
 	if err := cfg.Look(s.Getenv("PATH")); err != nil {
 		return err
 	}

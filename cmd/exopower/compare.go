@@ -19,12 +19,14 @@ import (
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/cli/usage"
 	"github.com/exopower/exopower/internal/compare"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/output"
 )
 
 // compareOptions are compare's flags.
 type compareOptions struct {
 	compare.Options
+	cost                                                    costOptions
 	json                                                    bool
 	exportJSON, exportMarkdown, exportGitHub, exportBencher string
 }
@@ -68,6 +70,9 @@ compare it themselves.`,
 	f.StringVar(&o.exportMarkdown, "export-markdown", "", "write the comparison as Markdown for a pull request's comment to `FILE` (- is stdout): the verdicts, then the details folded")
 	f.StringVar(&o.exportGitHub, "export-github-benchmark", "", "write NEW's figures as github-action-benchmark's customSmallerIsBetter JSON to `FILE` (- is stdout)")
 	f.StringVar(&o.exportBencher, "export-bencher", "", "write NEW's figures as Bencher's BMF JSON to `FILE` (- is stdout), each with its confidence interval as lower and upper values")
+	o.cost.addFlags(c)
+	f.Lookup("price").Usage = "give the cost of each figure's change at `PRICE` a kWh, with its currency's ISO 4217 code, such as 0.30EUR (default $" + cost.EnvPrice + ", else NEW's, as its run was given it)"
+	f.Lookup("carbon-intensity").Usage = "give the CO2e of each figure's change at `G` grams of CO2e a kWh (default $" + cost.EnvIntensity + ", else NEW's)"
 	return c
 }
 
@@ -118,6 +123,9 @@ func runCompare(s *cli.Streams, o *compareOptions, args []string) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
+	if err := o.cost.resolve(s.Getenv); err != nil {
+		return err
+	}
 	outs := o.exports()
 	for _, e := range outs {
 		if e.path != "-" {
@@ -144,6 +152,7 @@ func runCompare(s *cli.Streams, o *compareOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	rep.Price(o.cost.rates, new)
 	var werr error
 	if o.json {
 		werr = cli.Wrote("stdout", output.WriteJSON(s.Out, rep))
@@ -264,6 +273,9 @@ type benchCompare struct {
 	file string
 	compare.Options
 	old *compare.Export
+	// rates price the changes: bench's own --price and
+	// --carbon-intensity.
+	rates cost.Rates
 }
 
 func (bc *benchCompare) addFlags(f *pflag.FlagSet) {
@@ -330,6 +342,7 @@ func (bc *benchCompare) finish(s *cli.Streams, rep *bench.Report, style string, 
 	if err == nil {
 		var cmp *compare.Report
 		if cmp, err = compare.Compare(bc.old, new, bc.Options); err == nil {
+			cmp.Price(bc.rates, new)
 			err = bc.write(s, cmp, style, asJSON)
 			if err == nil && benchErr == nil {
 				return cmp.Verdict()

@@ -140,6 +140,8 @@ var readmeShapes = []jsondoc.Shape{
 		{Name: "summary-source", At: []string{"old.source", "new.source"}},
 		{Name: "compare-row", At: []string{"rows[]"}},
 		{Name: "compare-values", At: []string{"rows[].old", "rows[].new"}},
+		{Name: "compare-row-cost", At: []string{"rows[].cost"}},
+		{Name: "compare-row-co2e", At: []string{"rows[].co2e"}},
 	}},
 }
 

@@ -157,6 +157,10 @@ type Row struct {
 	Verdict          string    `json:"verdict"`
 	// Notes say what was compared instead, or why there is no test.
 	Notes []string `json:"notes"`
+	// Cost and CO2e are the change's cost and CO2e (Report.Price);
+	// null without a price, or a carbon intensity, or a side's values.
+	Cost *RowCost `json:"cost"`
+	CO2e *RowCO2e `json:"co2e"`
 
 	label string // the figure's name for people
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,12 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### exopower compare: %s\n\n", countsText(rep))
 	conf := percent(1 - float64(rep.Alpha))
-	fmt.Fprintf(&b, "| Verdict | Benchmark | Figure | Change | %s interval | p |\n|:---|:---|:---|---:|---:|---:|\n", conf)
+	priced := slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Cost != nil || r.CO2e != nil })
+	head, rule := fmt.Sprintf("| Verdict | Benchmark | Figure | Change | %s interval | p |", conf), "|:---|:---|:---|---:|---:|---:|"
+	if priced {
+		head, rule = head+" Cost of the change |", rule+"---:|"
+	}
+	b.WriteString(head + "\n" + rule + "\n")
 	for _, i := range verdictOrder(rep.Rows) {
 		r := rep.Rows[i]
 		verdict := r.Verdict
@@ -36,6 +42,10 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 			p = pText(float64(*r.PValue))
 		}
 		cells := []string{verdict, code(r.Name), r.label, change, interval, p}
+		if priced {
+			value, _ := costLine(r)
+			cells = append(cells, value)
+		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")

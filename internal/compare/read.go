@@ -13,6 +13,7 @@ import (
 
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/cost"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -46,6 +47,9 @@ type Export struct {
 	API        string
 	PromptSeed *uint64
 	Benchmarks []Benchmark
+	// Rates are the price and carbon intensity the export's run was
+	// given, each with the source "new"; none where it was given none.
+	Rates cost.Rates
 
 	digest [sha256.Size]byte
 }
@@ -181,11 +185,35 @@ type benchFile struct {
 	Results []benchResult `json:"results"`
 }
 
+// priced is what compare reads of a result's cost and CO2e: their
+// figures, to price the changes at where it is given none.
+type priced struct {
+	Cost *struct {
+		Currency    string  `json:"currency"`
+		PricePerKWh float64 `json:"price_per_kwh"`
+	} `json:"cost"`
+	CO2e *struct {
+		IntensityGPerKWh float64 `json:"intensity_g_per_kwh"`
+	} `json:"co2e"`
+}
+
+// add gives r the figures p holds where r has none, each with the
+// source "new".
+func (p priced) add(r *cost.Rates) {
+	if c := p.Cost; c != nil && r.Price == nil {
+		r.Price = &cost.Price{PerKWh: c.PricePerKWh, Currency: c.Currency, Source: "new"}
+	}
+	if g := p.CO2e; g != nil && r.Intensity == nil {
+		r.Intensity = &cost.Intensity{GramsPerKWh: g.IntensityGPerKWh, Source: "new"}
+	}
+}
+
 type spans struct {
 	Spans int `json:"spans"`
 }
 
 type benchResult struct {
+	priced
 	Command    string            `json:"command"`
 	Parameters map[string]string `json:"parameters"`
 	Runs       []struct {
@@ -233,6 +261,7 @@ func readBench(data []byte) (*Export, error) {
 		}
 		e.Nodes = max(e.Nodes, nodes)
 		e.Benchmarks = append(e.Benchmarks, b)
+		r.add(&e.Rates)
 	}
 	nameBench(e.Benchmarks, f.Results)
 	return e, nil
@@ -320,6 +349,7 @@ type llmFile struct {
 		Model       string `json:"model"`
 		Concurrency int    `json:"concurrency"`
 		Run         *struct {
+			priced
 			Summary *struct {
 				Scope  string      `json:"scope"`
 				Source wire.Source `json:"source"`
@@ -370,6 +400,9 @@ func readLLM(data []byte) (*Export, error) {
 	for _, r := range f.Results {
 		if r.Run != nil && r.Run.Summary != nil && e.Source.HWModel == "" {
 			e.Source, e.Scope = r.Run.Summary.Source, r.Run.Summary.Scope
+		}
+		if r.Run != nil {
+			r.Run.add(&e.Rates)
 		}
 		name := fmt.Sprintf("%s, concurrency %d", r.Model, r.Concurrency)
 		b := Benchmark{Key: name, Name: name}

@@ -68,6 +68,9 @@ func writeBlock(b *strings.Builder, rep *Report, i int, r Row, st *output.Styles
 	if r.Ratio != nil {
 		line("New / old:", ratioText(r), fmt.Sprintf("%s confidence (Fieller)", percent(1-float64(rep.Alpha))))
 	}
+	if value, after := costLine(r); value != "" {
+		line("Cost of the change:", value, after)
+	}
 	if r.PValue != nil {
 		line("Welch's t-test:", " p = "+pText(float64(*r.PValue)), fmt.Sprintf("t = %.2f, %s degrees of freedom", float64(*r.T), dofText(r.DegreesOfFreedom)))
 	}
