@@ -136,7 +136,10 @@ func notJSON(name string, data []byte, err error) error {
 	switch {
 	case len(bytes.TrimSpace(data)) == 0:
 		return cli.Fail(fmt.Errorf("%s is empty", name), "give the file that bench --export-json or llm --export-json wrote")
-	case errors.As(err, &syn) && strings.Contains(syn.Error(), "unexpected end"):
+	// Cut inside a literal (nul of null), encoding/json finds a
+	// character it made up at the end: an error at the last offset is a
+	// cut too.
+	case errors.As(err, &syn) && (strings.Contains(syn.Error(), "unexpected end") || syn.Offset >= int64(len(data))):
 		return cli.Fail(fmt.Errorf("%s ends in the middle of its JSON: the file is cut short", name),
 			"export it again (exopower writes its exports whole, so something else cut it), or restore the saved copy")
 	}

@@ -21,6 +21,8 @@ func TestBadInputIsRefused(t *testing.T) {
 		name, data, want string
 	}{
 		{"cut short", string(good[:len(good)/2]), "ends in the middle of its JSON: the file is cut short"},
+		{"cut short inside a null", `{"schema_version":1,"type":"bench","unit":nu`, "ends in the middle of its JSON: the file is cut short"},
+		{"cut short inside a true", `{"schema_version":1,"type":"bench","complete":tr`, "ends in the middle of its JSON: the file is cut short"},
 		{"empty", "\n", "is empty"},
 		{"a run's summary", `{"schema_version":1,"type":"summary","energy_joules":{}}`, `JSON of type "summary", not a bench's or an llm's`},
 		{"hyperfine's export", `{"results":[{"command":"sleep 1","mean":1.0}]}`, "hyperfine's own export, which has no energy"},
