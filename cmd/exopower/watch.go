@@ -54,11 +54,9 @@ or --duration end it with the same summary as exopower run.`,
 	return c
 }
 
-func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
+// check refuses, before anything starts, options that cannot work.
+func (o *watchOptions) check(s *cli.Streams) error {
 	if err := o.validate(); err != nil {
-		return err
-	}
-	if err := o.cost.resolve(s.Getenv); err != nil {
 		return err
 	}
 	if o.count < 0 {
@@ -66,6 +64,13 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	}
 	if o.duration < 0 {
 		return cli.Fail(fmt.Errorf("--duration %v is out of range: it takes 0 (no limit, the default) or more, such as 10m", o.duration))
+	}
+	return o.cost.resolve(s.Getenv)
+}
+
+func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
+	if err := o.check(s); err != nil {
+		return err
 	}
 	if o.nodes.Given() {
 		if o.from != "" {

@@ -221,8 +221,7 @@ func (t *Text) block(i int, r Result) string {
 		row(strings.ToUpper(name[:1])+name[1:]+"s per joule", r.UnitsPerJoule, func(x float64) string { return fmt.Sprintf("%.4g", x) }, "")
 		row(lead.perUnit+name, lead.perUnitEnergy, func(x float64) string { return fmt.Sprintf("%.4g J", x) }, "")
 	}
-	lines = append(lines, costLines(r)...)
-	t.writeLines(&b, lines)
+	t.writeLines(&b, append(lines, costLines(r)...))
 	return b.String()
 }
 
