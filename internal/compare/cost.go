@@ -85,26 +85,21 @@ func (rep *Report) per(r Row) (string, float64) {
 // either: "+0.0000120 EUR, +0.0160 g CO2e per run".
 func costLine(r Row) (value, after string) {
 	var parts, basis []string
+	per := ""
 	if c := r.Cost; c != nil {
 		parts = append(parts, signed(cost.AmountText(float64(c.Change), c.Currency), float64(c.Change)))
-		basis = append(basis, fmt.Sprintf("%v %s/kWh (%s)", float64(c.PricePerKWh), c.Currency, priceSource(c.Source, "--price")))
+		basis = append(basis, fmt.Sprintf("%v %s/kWh (%s)", float64(c.PricePerKWh), c.Currency, sourceText(c.Source, "--price", cost.EnvPrice)))
+		per = c.Per
 	}
 	if g := r.CO2e; g != nil {
 		parts = append(parts, signed(cost.GramsText(float64(g.ChangeGrams)), float64(g.ChangeGrams)))
-		basis = append(basis, fmt.Sprintf("%v g/kWh (%s)", float64(g.IntensityGPerKWh), priceSource(g.Source, "--carbon-intensity")))
+		basis = append(basis, fmt.Sprintf("%v g/kWh (%s)", float64(g.IntensityGPerKWh), sourceText(g.Source, "--carbon-intensity", cost.EnvIntensity)))
+		per = g.Per
 	}
 	if len(parts) == 0 {
 		return "", ""
 	}
-	per := r.Cost.perOr(r.CO2e)
 	return strings.Join(parts, ", ") + " per " + per, "[the change in the SoC's " + rowEnergy(r) + " at " + strings.Join(basis, " and ") + "]"
-}
-
-func (c *RowCost) perOr(g *RowCO2e) string {
-	if c != nil {
-		return c.Per
-	}
-	return g.Per
 }
 
 // rowEnergy names the energy a row compares: net of the idle power or
@@ -116,20 +111,13 @@ func rowEnergy(r Row) string {
 	return "energy"
 }
 
-// priceSource names where a figure came from, for people.
-func priceSource(source, flag string) string {
-	switch source {
-	case "flag":
-		return flag
-	case "env":
-		if flag == "--price" {
-			return "$" + cost.EnvPrice
-		}
-		return "$" + cost.EnvIntensity
-	case "new":
+// sourceText names where a figure came from, for people: NEW's, or as
+// cost.SourceText names it.
+func sourceText(source, flag, env string) string {
+	if source == "new" {
 		return "NEW's, as its run was given it"
 	}
-	return source
+	return cost.SourceText(source, flag, env)
 }
 
 // signed puts a plus before text of a positive x: a change reads as one.

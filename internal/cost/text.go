@@ -53,9 +53,9 @@ func Significant(x float64, n int) string {
 	return strconv.FormatFloat(r, 'f', dec, 64)
 }
 
-// sourceText names where a figure came from, for people: the flag,
-// the variable, or --grid's dataset.
-func sourceText(source, flag, env string) string {
+// SourceText names where a figure came from, for people: its flag,
+// its variable, or --grid's dataset.
+func SourceText(source, flag, env string) string {
 	switch source {
 	case "flag":
 		return flag
@@ -75,7 +75,7 @@ func CostText(c *wire.Cost) string {
 // 0.3 EUR/kWh (--price)".
 func CostBasis(c *wire.Cost) string {
 	return fmt.Sprintf("for %s at %s %s/kWh (%s)", OfText(c.Of), strconv.FormatFloat(float64(c.PricePerKWh), 'f', -1, 64), c.Currency,
-		sourceText(c.Source, "--price", EnvPrice))
+		SourceText(c.Source, "--price", EnvPrice))
 }
 
 // CO2eText says what c is: "0.0412 g CO2e for the wall's energy at 400
@@ -96,5 +96,5 @@ func CO2eBasis(c *wire.CO2e, cost *wire.Cost) string {
 	if strings.HasPrefix(c.Source, "grid:") {
 		return text + ", " + c.Source
 	}
-	return text + " (" + sourceText(c.Source, "--carbon-intensity", EnvIntensity) + ")"
+	return text + " (" + SourceText(c.Source, "--carbon-intensity", EnvIntensity) + ")"
 }
