@@ -311,7 +311,7 @@ func (f *Processes) Close() error { return nil }
 // ProcessesEnv names the environment variable that makes exopower's test
 // binary read a fake process table for --attribute and ?pid=: "busy" is
 // BusyTree, "server" ServerTree, "macos12" a Mac without per-process
-// energy.
+// energy; "mac" is BusyMac, a whole Mac's, for top and serve --apps.
 const ProcessesEnv = "EXOPOWER_FAKE_PROCESSES"
 
 // BusyTree is a command's tree on a busy Mac, the command itself the real
@@ -382,6 +382,8 @@ func ProcessesFor(name string) (*Processes, error) {
 		p := NewProcesses(BusyTree(), nil)
 		p.MacOS = "12.7"
 		return p, nil
+	case "mac":
+		return NewMac(BusyMac(), nil), nil
 	}
-	return nil, fmt.Errorf("%s=%s: want busy, server or macos12", ProcessesEnv, name)
+	return nil, fmt.Errorf("%s=%s: want busy, server, macos12 or mac", ProcessesEnv, name)
 }
