@@ -311,7 +311,8 @@ func (f *Processes) Close() error { return nil }
 // ProcessesEnv names the environment variable that makes exopower's test
 // binary read a fake process table for --attribute and ?pid=: "busy" is
 // BusyTree, "server" ServerTree, "macos12" a Mac without per-process
-// energy; "mac" is BusyMac, a whole Mac's, for top and serve --apps.
+// energy; "mac" is BusyMac, a whole Mac's, for top and serve --apps, and
+// "mac-few" six of its processes.
 const ProcessesEnv = "EXOPOWER_FAKE_PROCESSES"
 
 // BusyTree is a command's tree on a busy Mac, the command itself the real
@@ -384,6 +385,11 @@ func ProcessesFor(name string) (*Processes, error) {
 		return p, nil
 	case "mac":
 		return NewMac(BusyMac(), nil), nil
+	case "mac-few":
+		// For the examples of the documents: a few apps, and their
+		// lines short.
+		b := BusyMac()
+		return NewMac([]Process{b[0], b[1], b[2], b[3], b[5], b[6]}, nil), nil
 	}
-	return nil, fmt.Errorf("%s=%s: want busy, server, macos12 or mac", ProcessesEnv, name)
+	return nil, fmt.Errorf("%s=%s: want busy, server, macos12, mac or mac-few", ProcessesEnv, name)
 }
