@@ -56,14 +56,14 @@ func newAppsState(cfg *Apps, node string, log func(string)) *appsState {
 	return &appsState{
 		cfg: *cfg, log: log,
 		energy: prometheus.NewDesc("exopower_app_energy_joules_total", "Energy of one app's processes since exopower serve started counting it, in joules, "+
-			"by component: cpu as the kernel measured it, gpu by its share of the GPU's time; app=\"other\" is every app without a series of its own (serve --apps).",
+			"by component: cpu as the kernel measured it, gpu by its share of the GPU's time; the app other is every app without a series of its own (serve --apps).",
 			[]string{"app", "component"}, node1),
 		rest: prometheus.NewDesc("exopower_app_remainder_energy_joules_total", "Energy of the CPU and the GPU that no app's series holds, in joules: "+
-			"part=\"unattributed\", what no process read holds (the kernel's own, idle cores, other users' processes without root, processes between two reads, and all before serve's first read); "+
-			"part=\"dropped\", the series of apps gone long enough to be dropped. With exopower_app_energy_joules_total it adds up to exopower_energy_joules_total.",
+			"part unattributed, what no process read holds (the kernel's own, idle cores, other users' processes without root, processes between two reads, and all before serve's first read); "+
+			"part dropped, the series of apps gone long enough to be dropped. With exopower_app_energy_joules_total it adds up to exopower_energy_joules_total.",
 			[]string{"component", "part"}, node1),
-		procs: prometheus.NewDesc("exopower_app_processes", "Processes of the last read of the process table: state=\"read\", whose energy was read, "+
-			"\"not_readable\", another user's, whose CPU energy is in the remainder (0 as root).", []string{"state"}, node1),
+		procs: prometheus.NewDesc("exopower_app_processes", "Processes of the last read of the process table: state read, whose energy was read, "+
+			"and not_readable, another user's, whose CPU energy is in the remainder (0 as root).", []string{"state"}, node1),
 	}
 }
 
