@@ -116,6 +116,10 @@ func TestPromtoolChecksMetrics(t *testing.T) {
 			if !bytes.Contains(body, []byte("\nexopower_soc_energy_joules_total ")) {
 				t.Fatalf("no exopower_soc_energy_joules_total in:\n%s", body)
 			}
+			// The fake Mac's hostile name, its escapes written out.
+			if tt.addr == io && !bytes.Contains(body, []byte(`exopower_app_energy_joules_total{app="\\x1b]0;pwned\\x07`)) {
+				t.Errorf("no app of the hostile name, escaped, in:\n%.2000s", body)
+			}
 			for _, p := range tt.problems(body, promtoolCheck(t, promtool, body)) {
 				t.Errorf("%s", p)
 			}

@@ -292,3 +292,45 @@ func TestAListThatFailsGivesTheWindowToTheRest(t *testing.T) {
 }
 
 var _ attrib.Describer = (*fakepm.Processes)(nil)
+
+// A counter that jumps beyond what any Mac can draw is refused, reading
+// after reading; after three refusals it is taken as started again from
+// where it stands, counting nothing of the jump.
+func TestACounterBeyondBeliefIsRefusedThenTakenAsStartedAgain(t *testing.T) {
+	table := []fakepm.Process{
+		{Name: "jumpy", Pid: 100, ID: 100, Path: "/usr/bin/jumpy", Born: -s, Watts: 1, CounterOffsetAt: 1500 * ms, CounterOffset: 1e6},
+	}
+	_, snaps := run(t, table, rails, 6*s, apps.Config{})
+	refused := []int{0, 1, 1, 1, 0, 0}
+	for i, sn := range snaps {
+		if sn.Processes.Refused != refused[i] {
+			t.Errorf("refresh %d: %d refused, want %d", i+1, sn.Processes.Refused, refused[i])
+		}
+	}
+	// 1 J at 1 s; refused at 2, 3 and 4 s (then taken from there); 1 J
+	// at 5 and 6 s.
+	if a := appNamed(t, snaps[5], "jumpy"); !nearly(a.Energy.CPU, 3) {
+		t.Errorf("jumpy: %.9f J, want 3 J, none of the jump", a.Energy.CPU)
+	}
+}
+
+// Another user's process, whose usage is never read, gives its pid to a
+// process of this user's: its identity tells them apart, and the new one
+// is read from its start.
+func TestAnotherUsersPidReusedIsANewProcess(t *testing.T) {
+	table := []fakepm.Process{
+		{Name: "rootd", Pid: 900, ID: 900, Path: "/usr/libexec/rootd", Born: -s, Exits: 1200 * ms, Reaped: 1300 * ms, Watts: 5, AnotherUsers: true},
+		{Name: "mine", Pid: 900, ID: 10001, Path: "/usr/local/bin/mine", Born: 1500 * ms, Watts: 2},
+	}
+	_, snaps := run(t, table, rails, 3*s, apps.Config{})
+	mine := appNamed(t, snaps[1], "mine")
+	if !nearly(mine.Energy.CPU, 1) || len(mine.Processes) != 1 || !mine.Processes[0].Readable {
+		t.Errorf("mine at 2 s: %+v, want 1 J from its start at 1.5 s, read", mine)
+	}
+	if sn := snaps[1]; sn.Processes.Started != 1 || sn.Processes.Ended != 1 || sn.Processes.NotReadable != 0 {
+		t.Errorf("at 2 s: %+v, want rootd ended and mine started", sn.Processes)
+	}
+	if a := appNamed(t, snaps[2], "mine"); !nearly(a.Energy.CPU, 3) {
+		t.Errorf("mine at 3 s: %.9f J, want 3 J", a.Energy.CPU)
+	}
+}

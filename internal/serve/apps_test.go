@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/exopower/exopower/internal/apps"
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/power"
@@ -48,19 +46,15 @@ func scraped(t *testing.T, s *Server) map[string]map[string]float64 {
 	for _, mf := range mfs {
 		m := map[string]float64{}
 		for _, x := range mf.GetMetric() {
-			m[labelsOf(x)] = x.GetCounter().GetValue() + x.GetGauge().GetValue()
+			var l []string
+			for _, p := range x.GetLabel() {
+				l = append(l, p.GetName()+"="+p.GetValue())
+			}
+			m[strings.Join(l, ",")] = x.GetCounter().GetValue() + x.GetGauge().GetValue()
 		}
 		out[mf.GetName()] = m
 	}
 	return out
-}
-
-func labelsOf(m *dto.Metric) string {
-	var l []string
-	for _, p := range m.GetLabel() {
-		l = append(l, p.GetName()+"="+p.GetValue())
-	}
-	return strings.Join(l, ",")
 }
 
 // sumOf is the sum of a metric's samples whose labels hold each of has.
