@@ -46,7 +46,7 @@ func (o *serveAppsOptions) open(root bool) (*serve.Apps, error) {
 	if o.forget <= 0 {
 		return nil, cli.Fail(fmt.Errorf("--apps.forget %v is out of range: it takes a time, such as 1h", o.forget))
 	}
-	k, d, err := openTopKernel()
+	k, d, err := openAppsKernel("--apps")
 	if err != nil {
 		return nil, err
 	}

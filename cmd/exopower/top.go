@@ -76,7 +76,7 @@ func runTop(ctx context.Context, s *cli.Streams, o *topOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	k, d, err := openTopKernel()
+	k, d, err := openAppsKernel("top")
 	if err != nil {
 		return err
 	}
@@ -108,23 +108,27 @@ func runTop(ctx context.Context, s *cli.Streams, o *topOptions) error {
 	return nil
 }
 
-// openTopKernel opens the kernel's accounting of processes, and refuses a
-// Mac that keeps no energy per process.
-func openTopKernel() (attrib.Kernel, attrib.Describer, error) {
-	const hint = "exopower watch shows the Mac's own power without it"
+// openAppsKernel opens the kernel's accounting of processes for every
+// app's energy (top, serve --apps: what), and refuses a Mac that keeps
+// no energy per process.
+func openAppsKernel(what string) (attrib.Kernel, attrib.Describer, error) {
+	hint := "exopower watch shows the Mac's own power without it"
+	if what != "top" {
+		hint = "serve without " + what + " publishes the Mac's own energy"
+	}
 	k, err := openKernel()
 	if err != nil {
-		return nil, nil, cli.Fail(fmt.Errorf("top: %w", err), hint)
+		return nil, nil, cli.Fail(fmt.Errorf("%s: %w", what, err), hint)
 	}
 	if info := k.Info(); !info.ProcessEnergy {
 		k.Close()
-		return nil, nil, cli.Fail(fmt.Errorf("top: this Mac keeps no energy per process (macOS %s, %s): "+
-			"it needs macOS 13 or later on Apple Silicon, not in a virtual machine", info.MacOS, info.Chip), hint)
+		return nil, nil, cli.Fail(fmt.Errorf("%s: this Mac keeps no energy per process (macOS %s, %s): "+
+			"it needs macOS 13 or later on Apple Silicon, not in a virtual machine", what, info.MacOS, info.Chip), hint)
 	}
 	d, err := attrib.AsDescriber(k)
 	if err != nil {
 		k.Close()
-		return nil, nil, cli.Fail(fmt.Errorf("top: %w", err), hint)
+		return nil, nil, cli.Fail(fmt.Errorf("%s: %w", what, err), hint)
 	}
 	return k, d, nil
 }

@@ -94,3 +94,31 @@ func TestTopOnceWritesAPlainTable(t *testing.T) {
 		t.Errorf("want one refresh, and no control character:\n%q", out)
 	}
 }
+
+// top and serve --apps refuse, before anything starts, a Mac that keeps
+// no energy per process and flags that say two things: exit status 125
+// and what to do.
+func TestTopRefusesWhatItCannotDo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		says string
+	}{
+		{"a Mac without energy per process", []string{fakepm.ProcessesEnv + "=macos12"}, []string{"top", "--once"}, "top: this Mac keeps no energy per process (macOS 12.7"},
+		{"--once with -n 3", nil, []string{"top", "--once", "-n", "3"}, "--once and --count 3 say two things"},
+		{"serve --apps on a Mac without it", []string{fakepm.ProcessesEnv + "=macos12"}, []string{"serve", "--apps", "--listen", "127.0.0.1:0"}, "--apps: this Mac keeps no energy per process"},
+		{"--apps.top without --apps", nil, []string{"serve", "--apps.top", "5", "--listen", "127.0.0.1:0"}, "--apps.top and --apps.forget tune --apps, which is not given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd, _ := exopowerCmd(t, tc.args...)
+			cmd.Env = append(cmd.Env, tc.env...)
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(t, err); code != 125 || !strings.Contains(string(out), tc.says) {
+				t.Errorf("exit %d, %s; want 125 saying %q", code, out, tc.says)
+			}
+		})
+	}
+}

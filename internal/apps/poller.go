@@ -211,7 +211,7 @@ func (p *Poller) poll(first bool, dt time.Duration) error {
 // dt, in nanojoules: any Mac's most, and a second more for the polls'
 // own lag.
 func maxNJ(dt time.Duration) uint64 {
-	return uint64(power.MaxWatts * (dt + time.Second).Seconds() * 1e9)
+	return uint64(power.MaxWatts * (max(dt, 0) + time.Second).Seconds() * 1e9)
 }
 
 // readOne reads the process listed as pid: a process not known is

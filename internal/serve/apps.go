@@ -80,7 +80,11 @@ func (s *Server) StartApps() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := s.meter.Totals()
-	if err := a.cfg.Poller.Start(apps.Reading{At: s.cfg.Now(), Energy: t.Energy, Has: t.Has}); err != nil {
+	at := t.Last.End // on the windows' timeline, as the rounds' readings
+	if t.Windows == 0 {
+		at = s.cfg.Now()
+	}
+	if err := a.cfg.Poller.Start(apps.Reading{At: at, Energy: t.Energy, Has: t.Has}); err != nil {
 		return fmt.Errorf("--apps: reading the processes: %w", err)
 	}
 	a.series, a.totals, a.started = apps.NewSeries(a.cfg.Top, t.Energy), t, true
