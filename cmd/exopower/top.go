@@ -94,18 +94,7 @@ func runTop(ctx context.Context, s *cli.Streams, o *topOptions) error {
 		return err
 	}
 	defer meter.Stop()
-	view, err := o.view(s)
-	if err != nil {
-		return err
-	}
-	err = o.follow(s, meter, apps.New(k, d, apps.Config{Forget: topForget, AllUsers: os.Geteuid() == 0}), view, liveWall(plug))
-	if cerr := view.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return cli.Wrote("stdout", err)
-	}
-	return nil
+	return o.follow(s, meter, apps.New(k, d, apps.Config{Forget: topForget, AllUsers: os.Geteuid() == 0}), liveWall(plug))
 }
 
 // openAppsKernel opens the kernel's accounting of processes for every
@@ -140,24 +129,39 @@ type topWindow struct {
 }
 
 // follow reads the processes at the span's start, then again at each
-// window, and shows each refresh, until --count, a signal or the end of
-// the stream.
-func (o *topOptions) follow(s *cli.Streams, meter *sampler.Sampler, p *apps.Poller, view topView, wall func() *wire.SampleWall) error {
+// window, and shows each refresh, until --count, a key or a signal, or
+// the end of the stream.
+func (o *topOptions) follow(s *cli.Streams, meter *sampler.Sampler, p *apps.Poller, wall func() *wire.SampleWall) error {
 	feed := output.NewFeed[topWindow]()
 	span := meter.Begin(context.Background(), func(w sampler.Window, tot sampler.Totals) { feed.Put(topWindow{w, tot}) })
 	if err := p.Start(apps.Reading{At: span.Start}); err != nil {
 		return cli.Fail(fmt.Errorf("top: reading the processes: %w", err))
 	}
+	view, err := o.view(s, output.SinkConfig{Origin: span.Start, Source: func() wire.Source { return streamSource(meter) }, Wall: wall})
+	if err != nil {
+		return cli.Wrote("stdout", err)
+	}
 	n := 0
 	live := output.Live{Signals: s.Signals, Resized: s.Resized, Resize: view.Resize, Ended: meter.Done()}
-	_, err := output.Follow(live, feed, func(u topWindow) (bool, error) {
+	view.takeKeys(&live)
+	_, err = output.Follow(live, feed, func(u topWindow) (bool, error) {
 		r := apps.Reading{At: u.w.End, Energy: u.tot.Energy, Has: u.tot.Has, Wall: appsWall(wall)}
 		if err := p.Round(r); errors.Is(err, attrib.ErrUnsupported) {
 			return true, cli.Fail(fmt.Errorf("top: %w", err))
 		}
+		if err := view.Window(u.w, u.tot); err != nil {
+			return true, err
+		}
 		n++
 		return n == o.count, view.Show(p.Snapshot())
 	})
+	if cerr := view.Close(); err == nil {
+		err = cerr
+	}
+	var failed *cli.Error
+	if err != nil && !errors.As(err, &failed) {
+		return cli.Wrote("stdout", err)
+	}
 	return err
 }
 
@@ -174,35 +178,46 @@ func appsWall(wall func() *wire.SampleWall) *apps.Wall {
 	return a
 }
 
-// topView shows top's refreshes: Show one, Resize after the terminal
-// changed size, Close at the end.
+// topView shows top's refreshes: Window takes each of the source's
+// windows (the screen's rails), Show a refresh of the apps, takeKeys hands
+// the view's keys to the wait loop where it takes any , Resize redraws
+// after the terminal changed size, Close ends the view.
 type topView interface {
+	Window(w sampler.Window, tot sampler.Totals) error
 	Show(apps.Snapshot) error
+	takeKeys(l *output.Live)
 	Resize() error
 	Close() error
 }
 
 // view is where top shows its refreshes: a line of JSON each with
-// --json, the screen on a terminal (newTopScreen), else a plain table
-// each.
-func (o *topOptions) view(s *cli.Streams) (topView, error) {
+// --json, the live screen on a terminal (openScreen), else a plain
+// table each.
+func (o *topOptions) view(s *cli.Streams, c output.SinkConfig) (topView, error) {
 	switch {
 	case o.json:
-		return topJSON{s}, nil
+		return topJSON{s: s}, nil
 	case s.OutTTY:
-		return newTopScreen(s)
+		c.Apps = output.StartOnApps
+		return openScreen(s, c)
 	}
-	return topTable{s}, nil
+	return topTable{s: s}, nil
 }
 
-// newTopScreen is top's view on a terminal. For now it writes a plain
-// table at each refresh, as in a pipe; the full-screen view (sorted
-// apps, each opened into its processes, the rails above and the rest
-// below) takes its place here.
-func newTopScreen(s *cli.Streams) (topView, error) { return topTable{s}, nil }
+// plainView is what the table and the JSON do not do: draw the rails,
+// take keys, redraw or leave a screen.
+type plainView struct{}
+
+func (plainView) Window(sampler.Window, sampler.Totals) error { return nil }
+func (plainView) takeKeys(*output.Live)                       {}
+func (plainView) Resize() error                               { return nil }
+func (plainView) Close() error                                { return nil }
 
 // topTable writes a plain table per refresh.
-type topTable struct{ s *cli.Streams }
+type topTable struct {
+	plainView
+	s *cli.Streams
+}
 
 func (t topTable) Show(sn apps.Snapshot) error {
 	if sn.Seq > 1 {
@@ -212,11 +227,12 @@ func (t topTable) Show(sn apps.Snapshot) error {
 	}
 	return output.WriteAppsTable(t.s.Out, sn)
 }
-func (topTable) Resize() error { return nil }
-func (topTable) Close() error  { return nil }
 
 // topJSON writes a line of JSON per refresh.
-type topJSON struct{ s *cli.Streams }
+type topJSON struct {
+	plainView
+	s *cli.Streams
+}
 
 func (t topJSON) Show(sn apps.Snapshot) error {
 	l := apps.NewLine(sn)
@@ -225,5 +241,3 @@ func (t topJSON) Show(sn apps.Snapshot) error {
 	}
 	return output.WriteJSON(t.s.Out, l)
 }
-func (topJSON) Resize() error { return nil }
-func (topJSON) Close() error  { return nil }
