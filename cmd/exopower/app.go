@@ -62,7 +62,7 @@ IOReport's energy counters and the SMC in process, which add the memory's
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage.FlagFail(c, err) })
 	root.SetContext(ctx)
-	root.AddCommand(newRunCmd(s), newBenchCmd(s), newCompareCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newCalibrateCmd(s), newPlotCmd(s), newVersionCmd(s), newDebugArgsCmd(s))
+	root.AddCommand(newRunCmd(s), newBenchCmd(s), newCompareCmd(s), newLLMCmd(s), newWatchCmd(s), newReportCmd(s), newRecordCmd(s), newServeCmd(s), newDoctorCmd(s), newCalibrateCmd(s), newPlotCmd(s), newTopCmd(s), newVersionCmd(s), newDebugArgsCmd(s))
 	if genManCmd != nil {
 		root.AddCommand(genManCmd())
 	}

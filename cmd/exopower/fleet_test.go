@@ -379,8 +379,8 @@ func serveMetricNames(t *testing.T, url string, into map[string]bool) {
 // The rules and the dashboard against a real Prometheus (Debian's, 2.42)
 // scraping two serves every second, one over powermetrics at 12.5 W (CPU 10,
 // GPU 2, ANE 0.5), behind a metered plug at 30 W, and one over IOReport at 4.25 W of SoC, with the memory's
-// and the whole Mac's power, and evaluating rules.yml and alerts.yml every
-// second:
+// and the whole Mac's power, and its apps' energy (--apps), and evaluating
+// rules.yml and alerts.yml every second:
 //   - every rule is healthy (Prometheus evaluated it without an error, such
 //     as two series on one side of a match), every recording rule gives
 //     data, and no alert fires;
@@ -398,10 +398,12 @@ func TestHeavyDashboardAndRulesAgainstARealPrometheus(t *testing.T) {
 	// mac1 is behind a metered plug (--wall), for the wall's rules.
 	_, plugURL := plug(t, fakeplug.ShellyGen2, func(c *fakeplug.Config) { c.Profile = fakeplug.Constant(30) })
 	pm := startServe(t, "0=10,2,0.5", nil, "-i", "100ms", "--node-name", "mac1", "--wall", plugURL)
-	io := startServe(t, "0=3,1,0.25", []string{"EXOPOWER_FAKE_IOREPORT=1"}, "--source", "ioreport", "-i", "100ms", "--node-name", "mac2")
+	// mac2 counts its apps, over the fake Mac's processes (serve --apps).
+	io := startServe(t, "0=3,1,0.25", []string{"EXOPOWER_FAKE_IOREPORT=1", fakepm.ProcessesEnv + "=mac"}, "--source", "ioreport", "-i", "100ms", "--node-name", "mac2", "--apps")
 	awaitMetric(t, pm.addr, "exopower_soc_power_watts")
 	awaitMetric(t, pm.addr, "exopower_wall_power_watts")
 	awaitMetric(t, io.addr, "exopower_system_power_watts")
+	awaitMetric(t, io.addr, `exopower_app_energy_joules_total{app="other",component="cpu",node_name="mac2"}`)
 	known := map[string]bool{"up": true}
 	serveMetricNames(t, pm.url, known)
 	serveMetricNames(t, io.url, known)

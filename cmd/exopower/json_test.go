@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/exopower/exopower/internal/apps"
 	"github.com/exopower/exopower/internal/bench"
 	"github.com/exopower/exopower/internal/compare"
 	"github.com/exopower/exopower/internal/jsondoc"
@@ -142,6 +143,20 @@ var readmeShapes = []jsondoc.Shape{
 		{Name: "compare-values", At: []string{"rows[].old", "rows[].new"}},
 		{Name: "compare-row-cost", At: []string{"rows[].cost"}},
 		{Name: "compare-row-co2e", At: []string{"rows[].co2e"}},
+	}},
+	// top's wall is watch's, shown there.
+	{Names: []string{"top-line"}, Type: apps.Line{}, Elsewhere: []string{"wall"}, Tables: []jsondoc.TableAt{
+		{Name: "top-line", At: []string{""}},
+		{Name: "top-mac", At: []string{"mac"}},
+		{Name: "summary-components", At: []string{"mac.power_watts", "mac.energy_joules"}},
+		{Name: "watch-line-wall", At: []string{"wall"}},
+		{Name: "top-app", At: []string{"apps[]"}},
+		{Name: "top-process", At: []string{"apps[].processes[]"}},
+		{Name: "top-figures", At: []string{"apps[].power_watts", "apps[].energy_joules", "apps[].processes[].power_watts",
+			"apps[].processes[].energy_joules", "forgotten_energy_joules"}},
+		{Name: "top-rest", At: []string{"rest"}},
+		{Name: "top-rest-figures", At: []string{"rest.power_watts", "rest.energy_joules"}},
+		{Name: "top-processes", At: []string{"processes"}},
 	}},
 }
 

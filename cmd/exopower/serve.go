@@ -29,6 +29,7 @@ type serveOptions struct {
 	commonOptions
 	serve.Flags
 	wall wallOptions
+	apps serveAppsOptions
 }
 
 func newServeCmd(s *cli.Streams) *cobra.Command {
@@ -61,11 +62,13 @@ it is not given), and spans that name a process (?pid=) for the users of
 			if !c.Flags().Changed("web.span-users") {
 				o.SpanUsers = nil
 			}
+			o.apps.tuned = c.Flags().Changed("apps.top") || c.Flags().Changed("apps.forget")
 			return runServe(c.Context(), s, &o)
 		},
 	}
 	o.addFlags(c, time.Second)
 	o.wall.addFlags(c)
+	o.apps.addFlags(c)
 	c.Flags().StringVar(&o.Listen, "listen", wire.DefaultListen, "listen on `ADDR` (host:port); beyond loopback it needs --web.config.file with basic_auth_users")
 	c.Flags().StringVar(&o.Node, "node-name", "", "the name of this machine in status and spans (default: the hostname)")
 	c.Flags().StringVar(&o.WebConfig, "web.config.file", "", "a Prometheus web config `FILE`: TLS and basic auth, as exporters take it; read again at every request, but TLS is turned on or off only at start")
@@ -119,6 +122,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	expiry, stopExpiry := context.WithCancel(ctx)
 	defer stopExpiry()
 	go srv.RunExpiry(expiry)
+	go srv.RunApps(expiry)
 	fmt.Fprintf(s.Err, "exopower serve: node %s, listening on %s (GET /metrics, GET /v1/status, POST /v1/spans)\n", cfg.Node, cfg.Web.Scheme()+ln.Addr().String())
 	var stopped os.Signal
 	select {
@@ -159,5 +163,6 @@ func (o *serveOptions) config(s *cli.Streams) (serve.Config, error) {
 		m := findCalibration(id, readSerial)
 		cfg.Calibration, cfg.CalibrationFile = m.forMac, m.file
 	}
-	return cfg, nil
+	cfg.Apps, err = o.apps.open(cfg.Root)
+	return cfg, err
 }

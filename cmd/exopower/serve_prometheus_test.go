@@ -87,14 +87,17 @@ func awaitMetric(t *testing.T, addr, name string) []byte {
 // promtool check metrics passes on /metrics, in the Prometheus text format
 // and in OpenMetrics, which a client asks for with its Accept header (and
 // Prometheus does, first of all): over powermetrics, and over IOReport,
-// whose metrics add the memory's and the system's.
+// whose metrics add the memory's and the system's, and every app's.
 func TestPromtoolChecksMetrics(t *testing.T) {
 	t.Parallel()
 	promtool := needTool(t, "promtool")
 	pm := startServe(t, "0=10,2,0.5", nil, "-i", "100ms").addr
-	io := startServe(t, "0=10,2,0.5", []string{"EXOPOWER_FAKE_IOREPORT=1"}, "--source", "ioreport", "-i", "100ms").addr
+	// Over IOReport, with every app's counters (--apps) of the fake Mac,
+	// whose names are hostile.
+	io := startServe(t, "0=10,2,0.5", []string{"EXOPOWER_FAKE_IOREPORT=1", fakepm.ProcessesEnv + "=mac"}, "--source", "ioreport", "-i", "100ms", "--apps", "--node-name", "mac2").addr
 	awaitMetric(t, pm, "exopower_soc_power_watts")
 	awaitMetric(t, io, "exopower_system_power_watts")
+	awaitMetric(t, io, `exopower_app_energy_joules_total{app="Safari",component="cpu",node_name="mac2"}`)
 	tests := []struct {
 		name, addr, accept, contentType string
 		problems                        func(body []byte, promtool []string) []string
@@ -112,6 +115,10 @@ func TestPromtoolChecksMetrics(t *testing.T) {
 			}
 			if !bytes.Contains(body, []byte("\nexopower_soc_energy_joules_total ")) {
 				t.Fatalf("no exopower_soc_energy_joules_total in:\n%s", body)
+			}
+			// The fake Mac's hostile name, its escapes written out.
+			if tt.addr == io && !bytes.Contains(body, []byte(`exopower_app_energy_joules_total{app="\\x1b]0;pwned\\x07`)) {
+				t.Errorf("no app of the hostile name, escaped, in:\n%.2000s", body)
 			}
 			for _, p := range tt.problems(body, promtoolCheck(t, promtool, body)) {
 				t.Errorf("%s", p)

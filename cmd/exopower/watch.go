@@ -95,18 +95,15 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	}
 	feed := output.NewFeed[update]()
 	span := meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { feed.Put(update{w, tot}) })
-	sink, err := output.NewSink(output.SinkConfig{
-		Format:   output.ChooseFormat(o.json, s.OutTTY),
-		Terminal: output.Terminal{Out: s.Out, TTY: s.OutTTY, Size: s.TermSize},
-		Getenv:   s.Getenv,
-		Origin:   span.Start,
-		Source:   func() wire.Source { return streamSource(meter) },
-		Wall:     liveWall(plug),
+	view, err := openWatchView(s, o.json, output.SinkConfig{
+		Origin: span.Start,
+		Source: func() wire.Source { return streamSource(meter) },
+		Wall:   liveWall(plug),
 	})
 	end := span.Start
 	if err == nil {
-		end, err = o.follow(s, meter, span.Start, sink, feed)
-		if cerr := sink.Close(); err == nil {
+		end, err = o.follow(s, meter, span.Start, view, feed)
+		if cerr := view.Close(); err == nil {
 			err = cerr
 		}
 	}
@@ -157,21 +154,25 @@ func (o *watchOptions) live(s *cli.Streams, t0 time.Time, resize func() error, e
 // signal, the end of the stream or a failure to show one, and returns the
 // end of the span and that failure: the end of the last window shown, or
 // of --duration, or now.
-func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Time, sink output.Sink, feed *output.Feed[update]) (time.Time, error) {
+func (o *watchOptions) follow(s *cli.Streams, meter *sampler.Sampler, t0 time.Time, view *watchView, feed *output.Feed[update]) (time.Time, error) {
 	var last time.Time // the end of the last window shown
 	n, over := 0, false
-	why, err := output.Follow(o.live(s, t0, sink.Resize, meter.Done()), feed, func(u update) (bool, error) {
+	live := o.live(s, t0, view.sink.Resize, meter.Done())
+	if view.screen != nil {
+		view.screen.takeKeys(&live)
+	}
+	why, err := output.Follow(live, feed, func(u update) (bool, error) {
 		if over = o.duration > 0 && !u.w.End.Before(t0.Add(o.duration)); over {
 			return true, nil
 		}
 		last, n = u.w.End, n+1
-		err := sink.Window(u.w, u.tot)
+		err := view.window(u.w, u.tot)
 		return n == o.count, err
 	})
 	switch {
 	case why == output.TimeUp || over:
 		return t0.Add(o.duration), err
-	case why == output.Signalled || last.IsZero():
+	case why == output.Signalled || why == output.Quitted || last.IsZero():
 		return time.Now(), err
 	}
 	return last, err

@@ -113,3 +113,53 @@ var (
 	// and older).
 	ErrUnsupported = errors.New("the kernel has no per-process energy (macOS 13 or later)")
 )
+
+// Describer is what the whole Mac's view of apps (internal/apps) reads of
+// a process besides its usage: its owner and names, and the app
+// responsible for it. Any user's process can be described. Its methods
+// are called from one goroutine at a time, once for each process that
+// view meets: none is part of a poll's steady work.
+type Describer interface {
+	// Describe reads a process's owner and short name (proc_pidinfo
+	// PROC_PIDT_SHORTBSDINFO, with arg 1, which finds a zombie too).
+	Describe(pid int32) (Description, error)
+	// Path gives the path of a process's executable (proc_pidpath),
+	// appended to buf[:0]: an error for the kernel's own process, a
+	// zombie, or one gone.
+	Path(pid int32, buf []byte) ([]byte, error)
+	// Responsible gives the pid of the process responsible for pid
+	// (libquarantine's responsibility_get_pid_responsible_for_pid, by
+	// which Activity Monitor groups an app's helpers): the app whose
+	// helper it is, the terminal that started a command, or pid itself
+	// where none other is. An error where macOS names none.
+	Responsible(pid int32) (int32, error)
+}
+
+// Description is a process's owner and short name.
+type Description struct {
+	// UID is the process's effective user id.
+	UID uint32
+	// Comm is the process's short name (p_comm): at most 16 bytes of
+	// whatever the process was named, not ended by a NUL when full.
+	Comm [16]byte
+}
+
+// Name is the short name up to its first NUL, as the process gave it:
+// any bytes, to be made safe before they are shown.
+func (d Description) Name() string {
+	n := 0
+	for n < len(d.Comm) && d.Comm[n] != 0 {
+		n++
+	}
+	return string(d.Comm[:n])
+}
+
+// AsDescriber is k's Describer, where its binding has one: the binding
+// of macOS and the tests' fakes do.
+func AsDescriber(k Kernel) (Describer, error) {
+	d, ok := k.(Describer)
+	if !ok {
+		return nil, errors.New("this accounting of processes cannot name them or their apps")
+	}
+	return d, nil
+}

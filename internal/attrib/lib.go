@@ -42,13 +42,16 @@ const (
 	procAllPids               = 1  // PROC_ALL_PIDS
 	procPidUniqIdentifierInfo = 17 // PROC_PIDUNIQIDENTIFIERINFO
 	procPidCoalitionInfo      = 20 // PROC_PIDCOALITIONINFO
+	procPidTShortBSDInfo      = 13 // PROC_PIDT_SHORTBSDINFO
 	rusageInfoV6              = 6  // RUSAGE_INFO_V6
 	pPid                      = 1  // P_PID
 	wExitedNoWait             = 0x4 | 0x20
 
-	uniqIdentifierInfoSize = 56  // struct proc_uniqidentifierinfo
-	coalitionInfoSize      = 40  // struct proc_pidcoalitioninfo
-	rusageInfoV6Size       = 464 // struct rusage_info_v6
+	uniqIdentifierInfoSize = 56   // struct proc_uniqidentifierinfo
+	coalitionInfoSize      = 40   // struct proc_pidcoalitioninfo
+	shortBSDInfoSize       = 64   // struct proc_bsdshortinfo
+	pathMaxSize            = 4096 // PROC_PIDPATHINFO_MAXSIZE: proc_pidpath takes no more
+	rusageInfoV6Size       = 464  // struct rusage_info_v6
 	// struct coalition_resource_usage is 352 bytes on macOS 15, and
 	// grows; the kernel copies its own size, no more, into a buffer
 	// zeroed first, so fields a kernel lacks read 0.
@@ -61,6 +64,9 @@ const (
 	// struct proc_uniqidentifierinfo
 	piUniqueID  = 16 // p_uniqueid
 	piPUniqueID = 24 // p_puniqueid
+	// struct proc_bsdshortinfo
+	pbsiComm = 16 // char pbsi_comm[MAXCOMLEN]
+	pbsiUID  = 36 // uid_t pbsi_uid
 	// struct rusage_info_v6
 	riUserTime        = 0x10  // Mach absolute time
 	riSystemTime      = 0x18  // Mach
@@ -93,7 +99,10 @@ var (
 
 	// libSystem's, called with purego.SyscallN.
 	sysCalls struct {
-		listPids, pidInfo, pidRusage, coalitionUsage, waitid, timebaseInfo uintptr
+		listPids, pidInfo, pidRusage, coalitionUsage, waitid, timebaseInfo, pidPath uintptr
+		// responsible is libquarantine's, which libSystem re-exports: 0
+		// where this macOS lacks it, and processes then stand alone.
+		responsible uintptr
 	}
 )
 
@@ -134,11 +143,15 @@ func loadBinding() error {
 		{&sysCalls.coalitionUsage, "coalition_info_resource_usage"},
 		{&sysCalls.waitid, "waitid"},
 		{&sysCalls.timebaseInfo, "mach_timebase_info"},
+		{&sysCalls.pidPath, "proc_pidpath"},
 	} {
 		if *f.addr, err = purego.Dlsym(sys, f.name); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
+	// A private function (Activity Monitor's, Chromium's): its absence
+	// costs the grouping of helpers under their apps, not the binding.
+	sysCalls.responsible, _ = purego.Dlsym(sys, "responsibility_get_pid_responsible_for_pid")
 	if err := loadGPUFuncs(cf, iokit); err != nil {
 		return err
 	}
@@ -175,6 +188,9 @@ var (
 	errIdentifyGone       = fmt.Errorf("proc_pidinfo PROC_PIDUNIQIDENTIFIERINFO: %w", ErrNoProcess)
 	errCoalitionOfGone    = fmt.Errorf("proc_pidinfo PROC_PIDCOALITIONINFO: %w (or a zombie, which has no coalition)", ErrNoProcess)
 	errBindingClosed      = errors.New("the process binding is closed")
+	errDescribeGone       = fmt.Errorf("proc_pidinfo PROC_PIDT_SHORTBSDINFO: %w", ErrNoProcess)
+	errPathNone           = errors.New("proc_pidpath: no path (the process is gone, a zombie, or the kernel's own)")
+	errNoResponsibility   = errors.New("responsibility_get_pid_responsible_for_pid: not in this macOS's libSystem")
 )
 
 // binding is Kernel on macOS's libraries. Its buffers are its own and
@@ -191,6 +207,8 @@ type binding struct {
 	coal   [coalitionInfoSize / 8]uint64
 	rusage [rusageInfoV6Size / 8]uint64
 	cru    [coalitionUsageSize / 8]uint64
+	short  [shortBSDInfoSize / 8]uint64
+	path   [pathMaxSize]byte
 	gpu    gpuReader
 }
 

@@ -32,6 +32,19 @@ type Process struct {
 	AnotherUsers     bool          // its usage is not for this user to read
 	ReapedByLaunchd  bool          // reaped at Reaped by launchd, its parent having not
 	GPUTimeWhileDead bool          // a client of the GPU left after its end (a fault)
+
+	// What a whole Mac's view reads of it (NewMac): the process
+	// responsible for it (0: itself; -1: none named), its executable's
+	// path ("": none, as the kernel's own), and its owner (0: 501, or 0
+	// for AnotherUsers).
+	Responsible int32
+	Path        string
+	UID         uint32
+	// CounterOffset is added to its energy counter from CounterOffsetAt
+	// on, in joules: a counter that goes back (negative) or jumps (a
+	// fault of the kernel's).
+	CounterOffsetAt time.Duration
+	CounterOffset   float64
 }
 
 // Processes is a fake of the kernel's process accounting (attrib.Kernel)
@@ -55,6 +68,9 @@ type Processes struct {
 	// IdentifyFailsOnce is a pid whose first identification fails, as
 	// a call the kernel did not answer.
 	IdentifyFailsOnce int32
+	// mac: a whole Mac's table (NewMac), whose time starts when it is
+	// made, with no root and no launchd but the table's own.
+	mac bool
 }
 
 // NewProcesses makes a fake over table, with now as its clock (time.Now
@@ -158,7 +174,10 @@ func (f *Processes) Pids(buf []int32) ([]int32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := f.since()
-	buf = append(buf[:0], 1) // launchd, never the tree's
+	buf = buf[:0]
+	if !f.mac {
+		buf = append(buf, 1) // launchd, never the tree's
+	}
 	for i := range f.table {
 		p := &f.table[i]
 		if pid := f.pidOf(p); pid != 0 && p.Born <= t && !f.reaped(p, t) {
@@ -173,14 +192,14 @@ func (f *Processes) Pids(buf []int32) ([]int32, error) {
 func (f *Processes) Identify(pid int32) (attrib.Ident, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if pid == 1 {
+	if pid == 1 && !f.mac {
 		return attrib.Ident{UniqueID: 1}, nil
 	}
 	if pid == f.IdentifyFailsOnce && pid != 0 {
 		f.IdentifyFailsOnce = 0
 		return attrib.Ident{}, errors.New("fake: no answer")
 	}
-	if pid != f.root && !f.inTable(pid) {
+	if pid != f.root && !f.inTable(pid) && !f.mac {
 		// A new command: the table starts again around it, as for the
 		// next run of a bench.
 		f.root, f.start, f.rootExit = pid, f.now(), 0
@@ -209,8 +228,12 @@ func (f *Processes) Usage(pid int32) (attrib.Usage, error) {
 	}
 	_, exited := f.exited(p, t)
 	e := f.Energy(p, t)
+	nj := uint64(e * 1e9)
+	if f.mac {
+		nj = f.counterNJ(p, t)
+	}
 	return attrib.Usage{
-		EnergyNJ: uint64(e * 1e9), PEnergyNJ: uint64(e * p.PShare * 1e9),
+		EnergyNJ: nj, PEnergyNJ: uint64(e * p.PShare * 1e9),
 		CPU: f.cpu(p, t), ChildCPU: f.childCPU(p, t), Start: p.ID, Exited: exited,
 	}, nil
 }
@@ -288,7 +311,8 @@ func (f *Processes) Close() error { return nil }
 // ProcessesEnv names the environment variable that makes exopower's test
 // binary read a fake process table for --attribute and ?pid=: "busy" is
 // BusyTree, "server" ServerTree, "macos12" a Mac without per-process
-// energy.
+// energy; "mac" is BusyMac, a whole Mac's, for top and serve --apps, and
+// "mac-few" six of its processes.
 const ProcessesEnv = "EXOPOWER_FAKE_PROCESSES"
 
 // BusyTree is a command's tree on a busy Mac, the command itself the real
@@ -359,6 +383,13 @@ func ProcessesFor(name string) (*Processes, error) {
 		p := NewProcesses(BusyTree(), nil)
 		p.MacOS = "12.7"
 		return p, nil
+	case "mac":
+		return NewMac(BusyMac(), nil), nil
+	case "mac-few":
+		// For the examples of the documents: a few apps, and their
+		// lines short.
+		b := BusyMac()
+		return NewMac([]Process{b[0], b[1], b[2], b[3], b[5], b[6]}, nil), nil
 	}
-	return nil, fmt.Errorf("%s=%s: want busy, server or macos12", ProcessesEnv, name)
+	return nil, fmt.Errorf("%s=%s: want busy, server, macos12, mac or mac-few", ProcessesEnv, name)
 }

@@ -66,13 +66,12 @@ func ReadReference(root string) (Reference, error) {
 }
 
 // OfTheCommands says whether the example or table named name shows JSON
-// that cmd/exopower's types write (bench, llm, compare, --samples and
-// version),
-// which its test checks; internal/wire's test checks the rest (the
+// that cmd/exopower's types write (bench, llm, compare, top, --samples
+// and version), which its test checks; internal/wire's test checks the rest (the
 // summaries, the lines of watch --json and serve's API), so that every
 // marker of the reference is checked by one of the two.
 func OfTheCommands(name string) bool {
-	for _, p := range []string{"bench", "llm", "compare", "samples", "version"} {
+	for _, p := range []string{"bench", "llm", "compare", "samples", "top", "version"} {
 		if name == p || strings.HasPrefix(name, p+"-") {
 			return true
 		}

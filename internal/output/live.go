@@ -2,6 +2,8 @@ package output
 
 import (
 	"os"
+
+	"github.com/exopower/exopower/internal/keys"
 	"sync/atomic"
 	"time"
 )
@@ -66,6 +68,8 @@ const (
 	Signalled
 	// StreamEnded: the stream ended, and what it handed over was shown.
 	StreamEnded
+	// Quitted: a key said to (q on a live screen), as Ctrl-C would.
+	Quitted
 )
 
 // Live says when a live view ends, and what else it takes meanwhile.
@@ -77,6 +81,10 @@ type Live struct {
 	Resize           func() error
 	// Ended is closed when the stream has ended; nil for never.
 	Ended <-chan struct{}
+	// Keys are the keys pressed, each handed to Key, which says when
+	// one ends the view (Quit); nil for none.
+	Keys <-chan keys.Key
+	Key  func(keys.Key) (quit bool, err error)
 }
 
 // Follow is the one wait loop of every live view: it shows the feed's
@@ -110,6 +118,10 @@ func Follow[T any](f Live, feed *Feed[T], show func(T) (done bool, err error)) (
 		case <-f.Resized:
 			if err := f.Resize(); err != nil {
 				return Shown, err
+			}
+		case k := <-f.Keys:
+			if quit, err := f.Key(k); quit || err != nil {
+				return Quitted, err
 			}
 		case <-timeout:
 			return TimeUp, nil

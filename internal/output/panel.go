@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/exopower/exopower/internal/apps"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -35,10 +36,18 @@ type panelSink struct {
 	wall   func() *wire.SampleWall
 	p      panel
 	closed bool
+	// The apps' view (screen.go), a key away from the rails where
+	// apps are read; showApps says it is the one shown.
+	apps     AppsView
+	snap     *apps.Snapshot
+	showApps bool
+	noApps   string
 }
 
 func newPanelSink(c SinkConfig) (*panelSink, error) {
-	s := &panelSink{t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv), origin: c.Origin, source: c.Source, wall: c.Wall}
+	s := &panelSink{t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv), origin: c.Origin, source: c.Source, wall: c.Wall,
+		showApps: c.Apps == StartOnApps, noApps: c.NoApps}
+	s.p.keys = c.Keys
 	if _, err := io.WriteString(s.t.Out, enterScreen); err != nil {
 		return nil, err
 	}
@@ -58,6 +67,9 @@ func (s *panelSink) Window(w sampler.Window, tot sampler.Totals) error {
 		s.p.wall = s.wall()
 	}
 	s.p.add(w, tot, s.origin)
+	if s.showApps {
+		return nil
+	}
 	return s.draw()
 }
 
@@ -80,10 +92,17 @@ func (s *panelSink) Close() error {
 	return err
 }
 
-// draw draws the panel over the last one, at the terminal's size.
+// draw draws the view shown over the last drawing, at the terminal's
+// size.
 func (s *panelSink) draw() error {
 	w, h := s.t.size()
-	_, err := io.WriteString(s.t.Out, home+clearLines(s.p.render(w, h, s.st))+eraseBelow)
+	var screen string
+	if s.showApps {
+		screen = s.renderApps(w, h)
+	} else {
+		screen = s.p.render(w, h, s.st)
+	}
+	_, err := io.WriteString(s.t.Out, home+clearLines(screen)+eraseBelow)
 	return err
 }
 
@@ -113,6 +132,8 @@ type panel struct {
 	// history holds the windows of the last historySpan, relative to
 	// the start of the span, oldest first.
 	history []step
+	// keys says the keys are read: q ends, tab goes to the apps.
+	keys bool
 }
 
 // add takes a window and the totals after it, and the plug's figures
@@ -191,7 +212,16 @@ func (p *panel) lines(width, height int, st *Styles) []panelLine {
 	}
 	return append(lines,
 		panelLine{fmt.Sprintf("elapsed  %s   samples %d   thermal %s", clock(p.totals.Elapsed), p.totals.Samples, or(p.thermal, "n/a")), nil},
-		panelLine{"Ctrl-C to stop", &st.Label})
+		panelLine{p.footer(), &st.Label})
+}
+
+// footer says how to stop, and where the keys are read how to go to
+// the apps.
+func (p *panel) footer() string {
+	if p.keys {
+		return "q or Ctrl-C to stop   tab: apps"
+	}
+	return "Ctrl-C to stop"
 }
 
 // chartTitle says what the charts show, as much as fits their width.

@@ -100,7 +100,22 @@ type SinkConfig struct {
 	// Wall gives the metered plug's live figures (watch --wall), asked
 	// for at each window. Nil: no plug.
 	Wall func() *wire.SampleWall
+	// Apps says whether the panel shows the apps (top) or the rails
+	// (watch) first, and NoApps why the apps cannot be shown ("" where
+	// they can); Keys that the keys are read (the panel says which).
+	Apps   View
+	NoApps string
+	Keys   bool
 }
+
+// View is one of the live screen's views.
+type View int
+
+// The views: watch's rails, top's apps.
+const (
+	StartOnRails View = iota
+	StartOnApps
+)
 
 // NewSink returns the sink for c.Format, writing to c.Terminal. The panel
 // enters the terminal's alternate screen at once; the caller must Close

@@ -77,10 +77,14 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.errors, c.restarts, c.lastSample, c.sourceInfo, c.buildInfo, c.open, c.streams, c.railRefused, c.railGlitches, c.railStill} {
 		ch <- d
 	}
+	c.s.describeApps(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	t := c.s.meter.Totals()
+	// With --apps, the totals of the apps' last round: the apps' counters
+	// add up to these.
+	t, perApp := c.s.scrapeTotals()
+	c.s.collectApps(ch, perApp)
 	restarts, _ := c.s.src.Restarts()
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)

@@ -138,6 +138,9 @@ type Config struct {
 	// CalibrationFile is where the calibration is looked for, for the
 	// status; "" where the user has no configuration directory.
 	CalibrationFile string
+	// Apps is --apps, every app's energy as counters (apps.go); nil:
+	// none.
+	Apps *Apps
 }
 
 // Server answers the HTTP API over one Meter.
@@ -155,6 +158,8 @@ type Server struct {
 	// instance tells this serve from every other, however it is
 	// reached: drawn at its start.
 	instance string
+
+	apps *appsState // --apps; nil without it
 
 	mu      sync.Mutex
 	spans   map[string]*openSpan
@@ -219,6 +224,7 @@ func New(meter Meter, src Restarter, cfg Config) *Server {
 		cop:   http.NewCrossOriginProtection(),
 		est:   newEstimator(cfg),
 	}
+	s.apps = newAppsState(cfg.Apps, cfg.Node, s.logLine)
 	s.reg = newRegistry(s)
 	return s
 }

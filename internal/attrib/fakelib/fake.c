@@ -12,7 +12,11 @@
 //   whole; coalition_info_resource_usage into a zeroed buffer at least
 //   as large as macOS 15's struct (352 bytes), of which each kernel
 //   copies only its own struct's size; waitid(P_PID, pid, info,
-//   WEXITED|WNOWAIT), which leaves the child a zombie. Every structure is
+//   WEXITED|WNOWAIT), which leaves the child a zombie; for the whole
+//   Mac's view, proc_pidinfo of PROC_PIDT_SHORTBSDINFO (64 bytes, any
+//   user's process, a zombie only with arg 1), proc_pidpath into a buffer
+//   of PROC_PIDPATHINFO_SIZE to _MAXSIZE bytes, and libquarantine's
+//   responsibility_get_pid_responsible_for_pid. Every structure is
 //   filled at macOS's offsets (XNU's bsd/sys/resource.h,
 //   bsd/sys/proc_info.h, osfmk/mach/coalition.h, bsd/sys/signal.h), and
 //   every word that exopower does not read holds a pattern of its own,
@@ -60,6 +64,11 @@
 #define PROC_ALL_PIDS 1
 #define PROC_PIDUNIQIDENTIFIERINFO 17
 #define PROC_PIDCOALITIONINFO 20
+#define PROC_PIDT_SHORTBSDINFO 13
+#define SHORTBSDINFO_SIZE 64
+#define PATHINFO_SIZE 1024    // PROC_PIDPATHINFO_SIZE, MAXPATHLEN
+#define PATHINFO_MAXSIZE 4096 // PROC_PIDPATHINFO_MAXSIZE
+#define D_EOVERFLOW 84
 #define RUSAGE_INFO_V6 6
 #define RUSAGE_SIZE 464
 #define COALITION_SIZE_15 352 // struct coalition_resource_usage on macOS 15
@@ -101,6 +110,13 @@ typedef struct {
 	uint64_t sys, dsys;         // ri_system_time, Mach
 	uint64_t cuser, csys;       // ri_child_*_time before any child the table has is reaped, Mach
 	uint64_t coalition;         // its resource coalition
+	// What the whole Mac's view reads, in the "apps" case: its owner, its
+	// short name (p_comm: 16 bytes at most, then no NUL), its executable's
+	// path (NULL: none, as the kernel's own), and the pid responsible for
+	// it (0: itself; -1: libquarantine names none).
+	uint32_t uid;
+	const char *comm, *path;
+	int32_t responsible;
 } fproc;
 
 // A resource coalition. copy is how much of the struct its kernel copies.
@@ -167,6 +183,31 @@ static const fcoal coals12[] = {
 	{.id = 500, .copy = MAC12, .started = 5, .exited = 1, .energy = 2000, .denergy = 20, .ane = 777, .dane = 7, .gpu = 888, .dgpu = 8},
 };
 
+// The whole Mac, as its view of apps reads it: launchd and WindowServer,
+// another user's; Safari and a helper of its (a comm of the full 16
+// bytes, no NUL); a command run from Terminal; a process whose names are
+// hostile (a title-setting escape, bytes that are not UTF-8); one whose
+// path is the longest the kernel gives; a zombie; the kernel's own,
+// with no path; one that libquarantine names no one responsible for.
+static char long_path[PATHINFO_MAXSIZE]; // 4095 bytes and the NUL, filled when loaded
+#define LONG_PATH long_path
+static const fproc apps[] = {
+	{.pid = 0, .id = 0, .other_user = 1, .uid = 0, .comm = "kernel_task", .path = NULL, .start = 1},
+	{.pid = 1, .id = 1, .other_user = 1, .uid = 0, .comm = "launchd", .path = "/sbin/launchd", .start = 1000},
+	{.pid = 88, .id = 88000, .parent = 1, .other_user = 1, .uid = 88, .comm = "WindowServer",
+	 .path = "/System/Library/PrivateFrameworks/SkyLight.framework/Versions/A/Resources/WindowServer", .start = 2000},
+	{.pid = 600, .id = 6000, .parent = 1, .uid = 501, .comm = "Safari", .path = "/Applications/Safari.app/Contents/MacOS/Safari", .start = 3000},
+	{.pid = 601, .id = 6001, .parent = 1, .uid = 501, .comm = "com.apple.WebKi.",
+	 .path = "/System/Library/Frameworks/WebKit.framework/Versions/A/XPCServices/com.apple.WebKit.WebContent.xpc/Contents/MacOS/com.apple.WebKit.WebContent",
+	 .responsible = 600, .start = 3100},
+	{.pid = 700, .id = 7000, .parent = 1, .uid = 501, .comm = "Terminal", .path = "/System/Applications/Utilities/Terminal.app/Contents/MacOS/Terminal", .start = 4000},
+	{.pid = 702, .id = 7002, .parent = 7000, .uid = 501, .comm = "make", .path = "/usr/bin/make", .responsible = 700, .start = 4200},
+	{.pid = 703, .id = 7003, .parent = 7002, .uid = 501, .comm = "\x1b]0;pwned\x07\xff\xfe", .path = "/tmp/\x1b[2J\xc3\x28\r\n\x9b", .responsible = 700, .start = 4300},
+	{.pid = 704, .id = 7004, .parent = 7002, .uid = 501, .comm = "long", .path = LONG_PATH, .responsible = 700, .start = 4400},
+	{.pid = 705, .id = 7005, .parent = 7002, .uid = 501, .comm = "cc", .path = "/usr/bin/cc", .responsible = 700, .exits = 1, .start = 4500},
+	{.pid = 800, .id = 8000, .parent = 1, .uid = 502, .other_user = 1, .comm = "syncdefaultsd", .path = "/usr/libexec/syncdefaultsd", .responsible = -1, .start = 5000},
+};
+
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 
 typedef struct {
@@ -194,6 +235,7 @@ static const fcase cases[] = {
 	{"no-list", tree, N(tree), NULL, 0, "15.5", "Apple M4", 1, 125, 3, 0, 0, 0}, // proc_listpids fails
 	{"gpu", tree, N(tree), NULL, 0, "15.5", "Apple M2 Pro", 1, 125, 3, 0, 0, 1},
 	{"no-matching", tree, N(tree), NULL, 0, "15.5", "Apple M2 Pro", 1, 125, 3, 0, 0, 0}, // IOServiceMatching gives NULL
+	{"apps", apps, N(apps), NULL, 0, "15.5", "Apple M3", 1, 125, 3, 0, 0, 0},
 };
 #define MANY 3000
 #define MANY_FIRST 1000
@@ -211,6 +253,9 @@ static pthread_cond_t ticked = PTHREAD_COND_INITIALIZER;
 static int is_case(const char *c) { return strcmp(the_case->name, c) == 0; }
 
 __attribute__((constructor)) static void loaded(void) {
+	memcpy(long_path, "/Users/someone/", 15);
+	memset(long_path + 15, 'a', sizeof long_path - 16);
+	long_path[sizeof long_path - 1] = 0;
 	const char *c = getenv("FAKE_ATTRIB_CASE");
 	if (c == NULL || *c == 0)
 		return;
@@ -316,6 +361,19 @@ static void pidinfo_fill(const fproc *p, int flavor, uint64_t *w, int size) {
 		w[3] = p->parent; // p_puniqueid at 24
 		return;
 	}
+	if (flavor == PROC_PIDT_SHORTBSDINFO) {
+		// struct proc_bsdshortinfo: pid, ppid, pgid, status, then
+		// pbsi_comm[MAXCOMLEN] at 16, flags at 32, uid at 36, gid and
+		// the real and saved ids after.
+		unsigned char *b = (unsigned char *)w;
+		uint32_t pid = (uint32_t)p->pid, status = zombie(p) ? 5 /* SZOMB */ : 2 /* SRUN */;
+		memcpy(b, &pid, 4);
+		memcpy(b + 12, &status, 4);
+		memset(b + 16, 0, 16);
+		memcpy(b + 16, p->comm, strnlen(p->comm, 16)); // p_comm holds 16 at most: no NUL then
+		memcpy(b + 36, &p->uid, 4);
+		return;
+	}
 	w[0] = p->coalition;     // coalition_id[COALITION_TYPE_RESOURCE] at 0
 	w[1] = p->coalition + 1; // the jetsam coalition's at 8
 }
@@ -323,9 +381,9 @@ static void pidinfo_fill(const fproc *p, int flavor, uint64_t *w, int size) {
 int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buf, int size) {
 	if (buf == NULL)
 		die("proc_pidinfo: NULL buffer");
-	if (flavor != PROC_PIDUNIQIDENTIFIERINFO && flavor != PROC_PIDCOALITIONINFO)
-		die("proc_pidinfo: flavor %d, neither PROC_PIDUNIQIDENTIFIERINFO (17) nor PROC_PIDCOALITIONINFO (20)", flavor);
-	int want = flavor == PROC_PIDUNIQIDENTIFIERINFO ? 56 : 40;
+	int want = flavor == PROC_PIDUNIQIDENTIFIERINFO ? 56 : flavor == PROC_PIDCOALITIONINFO ? 40 : flavor == PROC_PIDT_SHORTBSDINFO ? SHORTBSDINFO_SIZE : 0;
+	if (want == 0)
+		die("proc_pidinfo: flavor %d, none of PROC_PIDT_SHORTBSDINFO (13), PROC_PIDUNIQIDENTIFIERINFO (17) and PROC_PIDCOALITIONINFO (20)", flavor);
 	if (size != want)
 		die("proc_pidinfo: flavor %d with %d bytes, where its structure is %d", flavor, size, want);
 	lock();
@@ -336,12 +394,51 @@ int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buf, int size) {
 		fail(D_ESRCH);
 		return 0;
 	}
-	uint64_t w[7];
+	uint64_t w[8];
 	pidinfo_fill(p, flavor, w, size);
 	memcpy(buf, w, size);
 	unlock();
 	ok();
 	return size;
+}
+
+// proc_pidpath is libproc's: the path's length, or 0 and errno, as
+// PROC_PIDPATHINFO gives it. The kernel's own process has no path; a
+// zombie is not found.
+int proc_pidpath(int pid, void *buf, uint32_t size) {
+	if (buf == NULL)
+		die("proc_pidpath: NULL buffer");
+	if (size < PATHINFO_SIZE)
+		return fail(D_ENOMEM), 0;
+	if (size > PATHINFO_MAXSIZE)
+		return fail(D_EOVERFLOW), 0;
+	lock();
+	const fproc *p = find(pid);
+	if (p == NULL || zombie(p) || p->path == NULL) {
+		unlock();
+		fail(D_ESRCH);
+		return 0;
+	}
+	size_t n = strlen(p->path);
+	if (n >= size)
+		die("proc_pidpath: a path of %zu bytes does not fit %u", n, size);
+	// The kernel writes the path and its NUL; the rest of the buffer is
+	// left as it was.
+	memcpy(buf, p->path, n + 1);
+	unlock();
+	ok();
+	return (int)n;
+}
+
+// responsibility_get_pid_responsible_for_pid is libquarantine's: the pid
+// of the process responsible for pid, pid itself when none other is, -1
+// when it names none (no such process, or none recorded).
+int32_t responsibility_get_pid_responsible_for_pid(int32_t pid) {
+	lock();
+	const fproc *p = find(pid);
+	int32_t r = p == NULL ? -1 : p->responsible == 0 ? pid : p->responsible;
+	unlock();
+	return r;
 }
 
 // rusage_fill writes struct rusage_info_v6 (bsd/sys/resource.h).
