@@ -49,6 +49,7 @@ type Reader struct {
 	f     *os.File
 	saved *unix.Termios
 	keys  chan Key
+	done  chan struct{} // closed when the read has ended
 	once  sync.Once
 	err   error
 }
@@ -74,31 +75,56 @@ func Open() (*Reader, error) {
 
 // OpenFile reads the keys of the terminal f, which the Reader then owns.
 func OpenFile(f *os.File) (*Reader, error) {
-	fd := int(f.Fd())
-	t, err := unix.IoctlGetTermios(fd, getTermios)
+	var saved unix.Termios
+	err := control(f, func(fd int) error {
+		t, err := unix.IoctlGetTermios(fd, getTermios)
+		if err != nil {
+			return errors.Join(ErrNoTerminal, err)
+		}
+		saved = *t
+		t.Lflag &^= unix.ICANON | unix.ECHO
+		t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+		// Ctrl-Z and Ctrl-\ would stop or kill exopower on the
+		// alternate screen, its cursor hidden and the terminal in this
+		// mode, which no handler of theirs could give back: they are
+		// off while the keys are read. Ctrl-C stays a signal, which
+		// ends the view cleanly.
+		t.Cc[unix.VSUSP], t.Cc[unix.VQUIT] = vdisable, vdisable
+		return unix.IoctlSetTermios(fd, setTermios, t)
+	})
 	if err != nil {
-		return nil, errors.Join(ErrNoTerminal, err)
-	}
-	saved := *t
-	t.Lflag &^= unix.ICANON | unix.ECHO
-	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, setTermios, t); err != nil {
 		return nil, err
 	}
-	r := &Reader{f: f, saved: &saved, keys: make(chan Key, 16)}
+	r := &Reader{f: f, saved: &saved, keys: make(chan Key, 16), done: make(chan struct{})}
 	go r.read()
 	return r, nil
+}
+
+// control runs fn on f's descriptor without taking f out of the
+// runtime's poller (f.Fd would make it blocking), so that Close's
+// deadline wakes the read that waits on it.
+func control(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // C brings the keys pressed, in order. A key pressed while the view is
 // busy waits; keys beyond 16 waiting are dropped.
 func (r *Reader) C() <-chan Key { return r.keys }
 
-// read reads the terminal until it is closed. The read is not cut short
-// by Close where the terminal cannot be polled (macOS's kqueue does not
-// take terminals): it ends at the next key or at exit, whichever comes
-// first, having restored nothing itself.
+// read reads the terminal until it is closed: Close's deadline wakes
+// the read that waits, where the runtime can poll the terminal (Linux's
+// epoll can; macOS's kqueue cannot take a terminal, and there the read
+// ends at the next key or at exit, whichever comes first).
 func (r *Reader) read() {
+	defer close(r.done)
 	buf := make([]byte, 64)
 	for {
 		n, err := r.f.Read(buf)
@@ -117,7 +143,7 @@ func (r *Reader) read() {
 // Close gives the terminal back the settings it had, once.
 func (r *Reader) Close() error {
 	r.once.Do(func() {
-		r.err = unix.IoctlSetTermios(int(r.f.Fd()), setTermios, r.saved)
+		r.err = control(r.f, func(fd int) error { return unix.IoctlSetTermios(fd, setTermios, r.saved) })
 		r.f.SetReadDeadline(aLongTimeAgo)
 		if err := r.f.Close(); r.err == nil {
 			r.err = err

@@ -37,9 +37,11 @@ func openPTY(t *testing.T) (controller, terminal *os.File) {
 // signal; Close gives the terminal its settings back exactly.
 func TestAReaderTakesKeysAndGivesTheTerminalBack(t *testing.T) {
 	c, term := openPTY(t)
-	fd := int(term.Fd())
-	before, err := unix.IoctlGetTermios(fd, getTermios)
-	if err != nil {
+	// term.Fd would make term blocking, and Close's deadline could not
+	// end the read: the settings are read through control, as OpenFile
+	// reads them.
+	var before *unix.Termios
+	if err := control(term, func(fd int) (err error) { before, err = unix.IoctlGetTermios(fd, getTermios); return err }); err != nil {
 		t.Fatal(err)
 	}
 	// The Reader owns and closes term: a second descriptor of the same
@@ -61,6 +63,10 @@ func TestAReaderTakesKeysAndGivesTheTerminalBack(t *testing.T) {
 		t.Errorf("lflag %#x oflag %#x: want canonical input and echo off, signals and output as they were (oflag %#x)",
 			during.Lflag, during.Oflag, before.Oflag)
 	}
+	if during.Cc[unix.VSUSP] != vdisable || during.Cc[unix.VQUIT] != vdisable || during.Cc[unix.VINTR] != before.Cc[unix.VINTR] {
+		t.Errorf("suspend %#x, quit %#x, interrupt %#x: want the first two off, Ctrl-C as it was (%#x)",
+			during.Cc[unix.VSUSP], during.Cc[unix.VQUIT], during.Cc[unix.VINTR], before.Cc[unix.VINTR])
+	}
 	if _, err := c.Write([]byte("s\x1b[B")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +81,10 @@ func TestAReaderTakesKeysAndGivesTheTerminalBack(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
 	}
+	// The read that waited has ended: a line typed after is the
+	// terminal's next reader's, not taken by a reader closed. (A read
+	// that never ends fails the test at go test's timeout.)
+	<-r.done
 	after, err := unix.IoctlGetTermios(int(other.Fd()), getTermios)
 	if err != nil {
 		t.Fatal(err)

@@ -8,3 +8,6 @@ const (
 	getTermios = unix.TIOCGETA
 	setTermios = unix.TIOCSETA
 )
+
+// vdisable is _POSIX_VDISABLE: a control character set to it is off.
+const vdisable = 0xff

@@ -6,3 +6,6 @@ const (
 	getTermios = unix.TCGETS
 	setTermios = unix.TCSETS
 )
+
+// vdisable is _POSIX_VDISABLE: a control character set to it is off.
+const vdisable = 0
