@@ -119,14 +119,15 @@ var readmeShapes = []jsondoc.Shape{
 	// node's span is one Mac's, with no bound of its own.
 	// A run's attribution is run --attribute's, shown whole there.
 	{Names: []string{"bench", "bench-ioreport", "bench-attribute", "bench-wall", "bench-wall-estimated", "bench-cost"}, Type: bench.Report{}, Elsewhere: []string{"results[].runs[].nodes", "results[].runs[].attribution"},
-		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution"}, Tables: benchTables},
+		Never: []string{"results[].runs[].nodes[].uncertainty_joules", "results[].runs[].nodes[].attribution", "results[].runs[].nodes[].app"}, Tables: benchTables},
 	// An llm run's span summary is run's (or run --node's), shown there;
 	// the parts of each node are written only over several Macs (their
 	// fields are in the reference's tables), not in an example of one.
 	{Names: []string{"llm", "llm-wall", "llm-wall-estimated", "llm-cost"}, Type: llm.Report{}, Elsewhere: []string{"results[].run.summary"},
 		Never: []string{"baseline.nodes", "results[].figures.nodes", "results[].requests[].prefill.nodes",
 			"results[].requests[].decode.nodes", "results[].requests[].whole.nodes",
-			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution"},
+			"results[].run.summary.nodes[].uncertainty_joules", "results[].run.summary.attribution", "results[].run.summary.nodes[].attribution",
+			"results[].run.summary.app", "results[].run.summary.nodes[].app"},
 		Tables: llmTables},
 	{Names: []string{"samples-window", "samples-window-wall"}, Type: output.SampleRow{}, Tables: []jsondoc.TableAt{
 		{Name: "samples-window", At: []string{""}},

@@ -16,6 +16,7 @@ import (
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/source"
+	"github.com/exopower/exopower/internal/wall"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -24,6 +25,8 @@ type runOptions struct {
 	output    string
 	asRoot    bool
 	attribute bool
+	app       string
+	appGiven  bool // --app given, if empty
 	argv      []string
 	nodes     nodeOptions
 	files     windowFiles
@@ -50,6 +53,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
   sudo exopower run --samples windows.csv --plot power.svg -- make -j8`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.argv = args
+			o.appGiven = c.Flags().Changed("app")
 			return runRun(c.Context(), s, &o)
 		},
 	}
@@ -59,6 +63,7 @@ command's stdout stays clean; exopower exits with the command's status.`,
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the summary to `FILE` (JSON for .json or with --json), leaving stdout and stderr to the command")
 	c.Flags().BoolVar(&o.asRoot, "as-root", false, "under sudo, run the command as root instead of as the user who ran sudo")
 	c.Flags().BoolVar(&o.attribute, "attribute", false, "also measure the command's own processes: their CPU energy as the kernel counts it, their share of the GPU's, and the rest of the Mac's (macOS 13 or later)")
+	c.Flags().StringVar(&o.app, "app", "", "also measure the app `NAME`'s energy over the command's span, as exopower top names and counts it: its processes' CPU energy as the kernel counts it, its share of the GPU's (macOS 13 or later)")
 	o.nodes.addFlags(c)
 	o.files.addFlags(c)
 	o.wall.addFlags(c)
@@ -84,11 +89,23 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		return err
 	}
 	defer tree.Close()
+	app, err := beginApp(o.app, o.appGiven)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
 	plug, err := o.wall.start(ctx, s, cmd.Identity)
 	if err != nil {
 		return err
 	}
 	defer plug.Close()
+	return o.runHere(ctx, s, cmd, tree, app, plug)
+}
+
+// runHere measures cmd on this Mac, with what run's flags opened before
+// anything started: the command's tree (--attribute), an app
+// (--app), the plug (--wall).
+func (o *runOptions) runHere(ctx context.Context, s *cli.Streams, cmd child.Command, tree *attrib.Session, app *appRun, plug *wall.Session) error {
 	// A signal while powermetrics starts ends the run before the command
 	// starts; one after that is forwarded to the command.
 	startCtx, stopStart := cli.CancelOnSignal(ctx, s.Signals)
@@ -104,10 +121,14 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 	if o.files.Given() {
 		onWindow = windows.Add
 	}
-	span := meter.Begin(startCtx, onWindow)
+	span := meter.Begin(startCtx, app.watch(onWindow))
 	if stopStart() {
 		meter.Stop()
 		return cli.Fail(errors.New(notRun))
+	}
+	if err := app.start(span.Start); err != nil {
+		meter.Stop()
+		return err
 	}
 	tree.Watch(&cmd, othersOf(meter))
 	plug.Mark()
@@ -117,8 +138,10 @@ func runRun(ctx context.Context, s *cli.Streams, o *runOptions) error {
 		return err
 	}
 	exit, signals, late := waitCommand(s, p)
+	app.end(exit.At)
 	res := finishSpan(s, meter, span, exit.At, signals, late)
 	sum := tree.Finish(output.NewSummary(res, span.Start, o.interval), res.Energy, res.Has)
+	app.finish(sum, exit.At)
 	addWall(sum, plug, span.Start, exit.At)
 	if plug == nil {
 		addWallEstimate(sum, res, cmd.Identity)
@@ -167,6 +190,12 @@ func (o *runOptions) command(s *cli.Streams) (child.Command, error) {
 	}
 	if o.attribute && o.nodes.Given() {
 		return child.Command{}, cli.Fail(attrib.ErrNodes)
+	}
+	if o.appGiven && o.nodes.Given() {
+		return child.Command{}, cli.Fail(errAppNodes)
+	}
+	if err := checkApp(o.app, o.appGiven); err != nil {
+		return child.Command{}, err
 	}
 	if o.wall.url != "" && o.nodes.Given() {
 		return child.Command{}, errWallWithNodes("--node sums them")

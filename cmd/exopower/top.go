@@ -102,8 +102,11 @@ func runTop(ctx context.Context, s *cli.Streams, o *topOptions) error {
 // no energy per process.
 func openAppsKernel(what string) (attrib.Kernel, attrib.Describer, error) {
 	hint := "exopower watch shows the Mac's own power without it"
-	if what != "top" {
-		hint = "serve without " + what + " publishes the Mac's own energy"
+	switch what {
+	case "--apps":
+		hint = "serve without --apps publishes the Mac's own energy"
+	case "--app":
+		hint = "run without --app to measure the whole Mac alone"
 	}
 	k, err := openKernel()
 	if err != nil {

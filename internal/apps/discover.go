@@ -30,6 +30,7 @@ func (p *Poller) discover(pid int32, first bool, bound uint64, u *attrib.Usage) 
 	pr := &proc{pid: pid, id: id.UniqueID, uid: desc.UID, name: processName(path, desc.Name(), pid), gen: p.gen, readable: true}
 	var head bool
 	pr.app, head = p.appOf(pid, path, desc.Name())
+	pr.app.joined++
 	if pr.app.live++; head {
 		pr.app.pid = pid
 	}
@@ -46,6 +47,7 @@ func (p *Poller) discover(pid int32, first bool, bound uint64, u *attrib.Usage) 
 		if usage, err = p.k.Usage(pid); err != nil {
 			if errors.Is(err, attrib.ErrNotPermitted) {
 				pr.readable = false
+				pr.app.notReadable++
 				p.counts.NotReadable++
 			}
 			if errors.Is(err, attrib.ErrUnsupported) {

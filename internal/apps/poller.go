@@ -109,6 +109,11 @@ type app struct {
 	goneAt time.Time
 	// In joules: this round's, and since Start.
 	round, energy Figures
+	// joined counts the processes that came to it; joined0 and live0
+	// are joined and live as this round began (for a Span); notReadable
+	// is how many of those alive are another user's.
+	joined, joined0, live0 int
+	notReadable            int
 }
 
 // AppRound is what one Round gave an app, for Series: its energy, in
@@ -174,6 +179,7 @@ func (p *Poller) beginRound() {
 	p.scale = 1
 	for _, a := range p.apps {
 		a.round = Figures{}
+		a.joined0, a.live0 = a.joined, a.live
 	}
 }
 
@@ -247,6 +253,7 @@ func (p *Poller) readOne(pid int32, first bool, bound uint64) error {
 		// It became another user's (a set-user-id program): what it
 		// used since its last reading is not read.
 		pr.readable = false
+		pr.app.notReadable++
 		p.counts.NotReadable++
 	case errors.Is(err, attrib.ErrUnsupported):
 		return err
@@ -289,6 +296,9 @@ func (p *Poller) end(pr *proc) {
 	a := pr.app
 	if a.pid == pr.pid {
 		a.pid = 0
+	}
+	if !pr.readable {
+		a.notReadable--
 	}
 	if a.live--; a.live == 0 {
 		a.goneAt = p.now

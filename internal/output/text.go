@@ -51,6 +51,7 @@ func WriteText(w io.Writer, sum *wire.Summary, st *Styles) error {
 		row("", fmt.Sprintf("(%s: %.3g Wh)", name, wh))
 	}
 	writeAttribution(&b, sum, st)
+	writeApp(&b, sum, st)
 	if w := sum.Wall; w != nil {
 		row("wall", wallText(w))
 	}

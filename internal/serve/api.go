@@ -115,9 +115,10 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	if !s.reserve(w, &s.pending) {
 		return
 	}
-	// The process the span names, if it names one, is read first: one
-	// that cannot be is refused before a span is open.
-	tr, err := s.openTree(r)
+	// What the span names, if it names anything, is checked first: a
+	// process that cannot be read, or an app that cannot be measured, is
+	// refused before a span is open.
+	tr, app, err := s.named(r)
 	if err != nil {
 		s.mu.Lock()
 		s.pending--
@@ -131,7 +132,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	// window ends where the span starts.
 	s.cfg.Wall.Mark()
 	sp := s.meter.Begin(r.Context(), nil)
-	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr}
+	o := &openSpan{id: newID(), span: sp, started: sp.Start, tree: tr, app: s.openApp(app, sp.Start)}
 	gone := r.Context().Err() != nil || clientLeft(r)
 	s.mu.Lock()
 	s.pending--
@@ -144,6 +145,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		// count against the limit for a day.
 		s.meter.End(r.Context(), sp, sp.Start)
 		tr.stop()
+		s.closeApp(o.app)
 		return
 	}
 	s.opened.Add(1)
@@ -157,6 +159,17 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/spans/"+o.id)
 	reply(w, http.StatusCreated, wire.Opened{ID: o.id, Node: s.cfg.Node, StartedAt: stamp(o.started), URL: "/v1/spans/" + o.id})
+}
+
+// named is what r's span names: the tree of its ?pid=, nil for none, and
+// the app of its ?app=, "" for none; or why it may not be opened.
+func (s *Server) named(r *http.Request) (*tree, string, error) {
+	app, err := s.appNamed(r)
+	if err != nil {
+		return nil, "", err
+	}
+	tr, err := s.openTree(r)
+	return tr, app, err
 }
 
 // forget ends the span id, whose client went without its answer, if it
@@ -181,6 +194,8 @@ func (s *Server) reading(ctx context.Context, o *openSpan, r sampler.Result, end
 	sum.Type = "span"
 	var warnings []string
 	sum.Attribution, warnings = o.tree.attribution(r, ended != nil)
+	sum.Warnings = append(sum.Warnings, warnings...)
+	sum.App, warnings = s.appReading(ctx, o, ended)
 	sum.Warnings = append(sum.Warnings, warnings...)
 	sum.Wall, warnings = s.wallOf(ctx, o, ended)
 	sum.Warnings = append(sum.Warnings, warnings...)

@@ -45,6 +45,19 @@ type appsState struct {
 	totals  sampler.StreamTotals
 	counts  apps.Counts
 	failed  bool // a round failed already: said once
+
+	// The spans that name an app (appspan.go). pmu is held while the
+	// Poller reads (StartApps, a round and its spans' update) and while
+	// a span of an app is opened, read or ended: the Poller is read by
+	// one goroutine at a time.
+	pmu     sync.Mutex
+	ready   bool   // StartApps read the processes
+	failure string // why StartApps could not, or ""
+	spans   map[*apps.Span]bool
+	read    int           // the windows that the last round read
+	tick    chan struct{} // closed after each round, and made again
+	waiting int           // ends of spans waiting for a round
+	stopped chan struct{} // closed once no round will come (RunApps ended)
 }
 
 func newAppsState(cfg *Apps, node string, log func(string)) *appsState {
@@ -54,7 +67,7 @@ func newAppsState(cfg *Apps, node string, log func(string)) *appsState {
 	// A constant label of the node, as Kepler's node_name.
 	node1 := prometheus.Labels{"node_name": node}
 	return &appsState{
-		cfg: *cfg, log: log,
+		cfg: *cfg, log: log, spans: map[*apps.Span]bool{}, tick: make(chan struct{}), stopped: make(chan struct{}),
 		energy: prometheus.NewDesc("exopower_app_energy_joules_total", "Energy of one app's processes since exopower serve started counting it, in joules, "+
 			"by component: cpu as the kernel measured it, gpu by its share of the GPU's time; the app other is every app without a series of its own (serve --apps).",
 			[]string{"app", "component"}, node1),
@@ -79,15 +92,19 @@ func (s *Server) StartApps() error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
 	t := s.meter.Totals()
 	at := t.Last.End // on the windows' timeline, as the rounds' readings
 	if t.Windows == 0 {
 		at = s.cfg.Now()
 	}
 	if err := a.cfg.Poller.Start(apps.Reading{At: at, Energy: t.Energy, Has: t.Has}); err != nil {
+		a.failure = err.Error()
 		return fmt.Errorf("--apps: reading the processes: %w", err)
 	}
 	a.series, a.totals, a.started = apps.NewSeries(a.cfg.Top, t.Energy), t, true
+	a.ready, a.read = true, t.Windows
 	return nil
 }
 
@@ -102,6 +119,9 @@ func (s *Server) RunApps(ctx context.Context) {
 	if a.cfg.Kernel != nil {
 		defer a.cfg.Kernel.Close()
 	}
+	// No round comes after this: the ends of spans that wait for one
+	// take what there is.
+	defer close(a.stopped)
 	if err := s.StartApps(); err != nil {
 		a.log("exopower serve: " + err.Error() + ": serving no app's counter")
 		return
@@ -140,7 +160,7 @@ func (s *Server) appsRound() {
 	if t.Windows == a.totals.Windows {
 		return
 	}
-	err := a.cfg.Poller.Round(apps.Reading{At: t.Last.End, Energy: t.Energy, Has: t.Has})
+	err := a.roundOfSpans(t)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.series.Add(a.cfg.Poller, t.Last.End.Sub(a.totals.Last.End))

@@ -10,7 +10,8 @@ import (
 // as Prometheus does; the span role opens, reads and ends spans and
 // streams the windows, as exopower --node does; the process role also
 // opens spans that name a process (?pid=), which read that process's
-// tree ten times a second and tell its energy. The web config is
+// tree ten times a second and tell its energy, and spans that name an
+// app (?app=), which tell an app's. The web config is
 // exporter-toolkit's, which Prometheus's own tools read too, so the roles
 // are serve's flags (Config.SpanUsers, Config.ProcessUsers), not keys of
 // the file.
@@ -40,21 +41,22 @@ func (s *Server) refuseSpans(r *http.Request) string {
 }
 
 // refuseProcesses says why r may not open a span that names a process
-// (?pid=), or "" when it may. A user of the web config needs the process
-// role. Without a password, a client of this machine may where serve
-// does not run as root: the kernel lets serve read its own user's
-// processes only, and so the client only those. As root, serve would
-// read any user's for any user of the Mac, whose uid a TCP client does
-// not tell; only a serve told that anyone may (a Mac of one user) lets
-// them.
-func (s *Server) refuseProcesses(r *http.Request) string {
+// (?pid=) or an app (?app=, which tells an app's activity as a process's
+// span tells a process's), as what says, or "" when it may. A user
+// of the web config needs the process role. Without a password, a
+// client of this machine may where serve does not run as root: the
+// kernel lets serve read its own user's processes only, and so the
+// client only those. As root, serve would read any user's for any user
+// of the Mac, whose uid a TCP client does not tell; only a serve told
+// that anyone may (a Mac of one user) lets them.
+func (s *Server) refuseProcesses(r *http.Request, what string) string {
 	user, ok := userOf(r)
 	switch {
 	case ok && !s.processUser(user):
-		return fmt.Sprintf("user %s may not open spans that name a process (?pid=): they need the process role, which serve grants with --web.process-users", user)
+		return fmt.Sprintf("user %s may not open spans that name %s: they need the process role, which serve grants with --web.process-users", user, what)
 	case !ok && s.cfg.Root && !s.cfg.ProcessSpansWithoutPassword:
 		return "serve runs as root, which may read every user's processes, and cannot tell which user of this Mac asks without a password: " +
-			"spans that name a process (?pid=) need a password of the web config with the process role (--web.process-users); " +
+			"spans that name " + what + " need a password of the web config with the process role (--web.process-users); " +
 			"to follow your own processes, run serve as yourself (a LaunchAgent), or, on a Mac of one user, start serve with --web.process-spans-without-password"
 	}
 	return ""

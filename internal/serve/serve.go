@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/exopower/exopower/internal/apps"
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/calibrate"
 	"github.com/exopower/exopower/internal/sampler"
@@ -202,8 +203,9 @@ func (s *Server) Served() Served {
 type openSpan struct {
 	id      string
 	span    *sampler.Span
-	started time.Time // wall clock, for people and other machines
-	tree    *tree     // the process tree the span names, or nil
+	started time.Time  // wall clock, for people and other machines
+	tree    *tree      // the process tree the span names, or nil
+	app     *apps.Span // the app the span names, or nil
 
 	// mu is held while the span is read or ended, so that its end,
 	// by its client, by Reclaim or by Expire, comes once.
@@ -260,6 +262,7 @@ func (s *Server) drop(o *openSpan) {
 	defer cancel()
 	s.meter.End(ctx, o.span, s.cfg.Now())
 	o.tree.stop()
+	s.closeApp(o.app)
 }
 
 // Reclaim ends the spans that name a process whose tree has been gone

@@ -49,7 +49,7 @@ func (s *Server) openTree(r *http.Request) (*tree, error) {
 	if !ok {
 		return nil, &treeError{http.StatusBadRequest, fmt.Sprintf("pid=%q: give one process id in plain decimal digits, as ps shows it: no sign, spaces or leading zero (?pid=1234)", strings.Join(arg, "&pid="))}
 	}
-	if why := s.refuseProcesses(r); why != "" {
+	if why := s.refuseProcesses(r, "a process (?pid=)"); why != "" {
 		return nil, &treeError{http.StatusForbidden, why}
 	}
 	if s.cfg.Processes == nil {

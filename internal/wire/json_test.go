@@ -25,6 +25,14 @@ var attributionTables = []jsondoc.TableAt{
 	{Name: "summary-attribution-energy", At: []string{"attribution.energy_joules"}},
 }
 
+// appTables are the tables of one app's energy (run --app, a span's
+// ?app=).
+var appTables = []jsondoc.TableAt{
+	{Name: "summary-app-field", At: []string{""}},
+	{Name: "summary-app", At: []string{"app"}},
+	{Name: "summary-app-figures", At: []string{"app.energy_joules", "app.avg_power_watts"}},
+}
+
 // wallTables are the tables of the energy at the wall (run --wall).
 var wallTables = []jsondoc.TableAt{
 	{Name: "summary-wall", At: []string{""}},
@@ -50,7 +58,7 @@ var costTables = []jsondoc.TableAt{
 
 // summaryTables are the tables of a Summary: a span's, the fields of
 // several Macs, and each node's span.
-var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables, wallTables, jsondoc.Under("nodes[]", wallTables...),
+var summaryTables = slices.Concat(spanTables, jsondoc.Under("nodes[]", spanTables...), attributionTables, appTables, wallTables, jsondoc.Under("nodes[]", wallTables...),
 	estimatedTables, jsondoc.Under("nodes[]", estimatedTables...), costTables, jsondoc.Under("nodes[]", costTables...),
 	[]jsondoc.TableAt{{Name: "summary-cluster", At: []string{""}}, {Name: "summary-node", At: []string{"nodes[]"}}})
 
@@ -62,8 +70,8 @@ var wireShapes = []jsondoc.Shape{
 	// A node's span is one Mac's, and never follows a process.
 	// A node's wall is null for now: run --wall's own shows its fields.
 	// A node's estimate is null too: run's own shows its fields.
-	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall", "run-wall-estimated", "run-cost"}, Type: Summary{},
-		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution"}, Elsewhere: []string{"nodes[].wall", "nodes[].wall_estimated", "nodes[].cost", "nodes[].co2e"}, Tables: summaryTables},
+	{Names: []string{"run", "run-ioreport", "watch-summary", "report", "run-node", "run-attribute", "run-wall", "run-wall-estimated", "run-cost", "run-app"}, Type: Summary{},
+		Never: []string{"nodes[].uncertainty_joules", "nodes[].attribution", "nodes[].app"}, Elsewhere: []string{"nodes[].wall", "nodes[].wall_estimated", "nodes[].cost", "nodes[].co2e"}, Tables: summaryTables},
 	{Names: []string{"watch-sample", "watch-node", "watch-total", "watch-wall"}, Type: SampleLine{},
 		Tables: []jsondoc.TableAt{{Name: "watch-line", At: []string{""}}, {Name: "watch-line-wall", At: []string{"wall"}},
 			{Name: "summary-components", At: []string{"power_watts", "energy_joules"}}}},
@@ -81,9 +89,9 @@ var wireShapes = []jsondoc.Shape{
 	{Names: []string{"serve-span-open"}, Type: Opened{}, Tables: []jsondoc.TableAt{{Name: "serve-span-open", At: []string{""}}}},
 	// A span is one node's: it never holds nodes of its own.
 	// A span's attribution is run --attribute's, shown whole there.
-	{Names: []string{"serve-span", "serve-span-end", "serve-span-pid"}, Type: Reading{},
+	{Names: []string{"serve-span", "serve-span-end", "serve-span-pid", "serve-span-app"}, Type: Reading{},
 		Never: []string{"nodes", "uncertainty_joules"}, Elsewhere: []string{"attribution", "wall", "wall_estimated", "cost", "co2e"},
-		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, wallTables, estimatedTables, costTables)},
+		Tables: slices.Concat([]jsondoc.TableAt{{Name: "serve-span", At: []string{""}}}, spanTables, attributionTables, appTables, wallTables, estimatedTables, costTables)},
 	// A serve's stream is one Mac's: it has no other to be told apart from.
 	// Nor is its plug in it: the counters and spans hold the wall.
 	{Names: []string{"serve-window"}, Type: SampleLine{}, Never: []string{"label", "wall"}},

@@ -77,6 +77,9 @@ type Summary struct {
 	// Attribution is the command's own process tree's energy (run
 	// --attribute); absent otherwise.
 	Attribution *Attribution `json:"attribution,omitempty"`
+	// App is one app's energy over the span (run --app, a span's
+	// ?app=); absent otherwise.
+	App *App `json:"app,omitempty"`
 
 	// Wall is the energy at the wall over the span, as a metered plug
 	// measured it (--wall); null where nothing reads it.
