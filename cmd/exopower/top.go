@@ -38,11 +38,16 @@ func newTopCmd(s *cli.Streams) *cobra.Command {
 		Long: `Show every app of the Mac by power, refreshed at each interval: each app's CPU
 power as the kernel measured it for its processes, its GPU power from its
 share of the GPU's time, its energy since top started and its processes,
-each under the app responsible for it; above them the Mac's rails, and
-below them what the apps leave out, so that the rows and the rest add up to
-the Mac's power. Without root, only your own processes are read: the
-others are counted, and their energy is in the rest. --json writes a line
-of JSON per refresh, -n N ends after N refreshes, --once after one.`,
+each under the app responsible for it; above them the Mac's power as the
+apps' sum and the rest's (what the apps leave out), so that the rows and
+the rest add up to the Mac's power. Without root, only your own processes
+are read: the others are counted, and their energy is in the rest.
+
+On a terminal it takes the screen: p e c g n sort by power, energy, CPU,
+GPU or name, / filters, the arrows and Enter open an app into its
+processes, space pauses, Tab goes to watch's charts of the rails, q or
+Ctrl-C ends it. Elsewhere, and with -n or --once, it writes a plain table
+per refresh; --json a line of JSON per refresh.`,
 		Example: `  exopower top
   sudo exopower top --once
   exopower top --json -n 10 > apps.ndjson`,
@@ -144,6 +149,9 @@ func (o *topOptions) follow(s *cli.Streams, meter *sampler.Sampler, p *apps.Poll
 	if err != nil {
 		return cli.Wrote("stdout", err)
 	}
+	// Deferred as well, for a panic: the terminal is given back on
+	// every way out. A second Close does nothing.
+	defer view.Close()
 	n := 0
 	live := output.Live{Signals: s.Signals, Resized: s.Resized, Resize: view.Resize, Ended: meter.Done()}
 	view.takeKeys(&live)
@@ -200,7 +208,9 @@ func (o *topOptions) view(s *cli.Streams, c output.SinkConfig) (topView, error) 
 	switch {
 	case o.json:
 		return topJSON{s: s}, nil
-	case s.OutTTY:
+	case s.OutTTY && o.count == 0:
+		// -n and --once are for scripts, and a screen left at once
+		// would show nothing: they write the table.
 		c.Apps = output.StartOnApps
 		return openScreen(s, c)
 	}

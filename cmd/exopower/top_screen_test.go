@@ -76,7 +76,7 @@ func TestTopOnATerminalAsAUserSeesIt(t *testing.T) {
 	stty := filepath.Join(dir, "stty")
 	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1", "TERM=xterm-256color"}
 	keys, await := tmuxSession(t, "110", "32", env,
-		"stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms 2> "+filepath.Join(dir, "stderr")+"; stty -a > "+stty+".after; echo exited $?; sleep 60")
+		"trap : INT; stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms 2> "+filepath.Join(dir, "stderr")+"; stty -a > "+stty+".after; echo exited $?; sleep 60")
 	screen := await(`(?m)^>▸ \S`)
 	for _, want := range []string{"exopower top", "procs    509 listed", "APP", "POWER", "Safari", `\x1b]0;pwned\x07`} {
 		if !strings.Contains(screen, want) {
@@ -138,7 +138,7 @@ func TestTopOnATerminalEndsOnCtrlC(t *testing.T) {
 	stty := filepath.Join(t.TempDir(), "stty")
 	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1"}
 	keys, await := tmuxSession(t, "80", "24", env,
-		"stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms; stty -a > "+stty+".after; echo exited $?; sleep 60")
+		"trap : INT; stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms; stty -a > "+stty+".after; echo exited $?; sleep 60")
 	await(`(?m)^>▸ \S`)
 	keys("C-c")
 	await(`exited 0`)

@@ -35,9 +35,11 @@ func newWatchCmd(s *cli.Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "watch [flags]",
 		Short: "Show the Mac's power live",
-		Long: `Show the Mac's power as its source samples it: a panel redrawn in place on
-a terminal, one line per sample otherwise, NDJSON with --json. Ctrl-C, --count
-or --duration end it with the same summary as exopower run.`,
+		Long: `Show the Mac's power as its source samples it: on a terminal, a chart per
+rail over the last two minutes, redrawn in place (Tab goes to exopower top's
+apps and back, q ends it); one line per sample otherwise, NDJSON with --json.
+Ctrl-C, q, --count or --duration end it with the same summary as exopower
+run.`,
 		Example: `  sudo exopower watch
   sudo exopower watch --json --duration 10m > power.ndjson
   sudo powermetrics -f plist -b 0 -i 1000 -s cpu_power,gpu_power,thermal | exopower watch --from -`,
@@ -95,13 +97,16 @@ func runWatch(ctx context.Context, s *cli.Streams, o *watchOptions) error {
 	}
 	feed := output.NewFeed[update]()
 	span := meter.Begin(ctx, func(w sampler.Window, tot sampler.Totals) { feed.Put(update{w, tot}) })
-	view, err := openWatchView(s, o.json, output.SinkConfig{
-		Origin: span.Start,
-		Source: func() wire.Source { return streamSource(meter) },
-		Wall:   liveWall(plug),
-	})
+	c := output.SinkConfig{Origin: span.Start, Source: func() wire.Source { return streamSource(meter) }, Wall: liveWall(plug)}
+	if o.from != "" {
+		c.NoApps = "no apps with --from: the stream's power may be another Mac's, or late, and the processes read are this one's"
+	}
+	view, err := openWatchView(s, o.json, c)
 	end := span.Start
 	if err == nil {
+		// Deferred as well, for a panic: the terminal is given back on
+		// every way out. A second Close does nothing.
+		defer view.Close()
 		end, err = o.follow(s, meter, span.Start, view, feed)
 		if cerr := view.Close(); err == nil {
 			err = cerr

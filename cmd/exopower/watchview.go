@@ -31,7 +31,9 @@ func openWatchView(s *cli.Streams, asJSON bool, c output.SinkConfig) (*watchView
 		return &watchView{sink: sink}, err
 	}
 	v := &watchView{}
-	c.NoApps = v.startApps(c.Origin)
+	if c.NoApps == "" {
+		c.NoApps = v.startApps(c.Origin)
+	}
 	screen, err := openScreen(s, c)
 	if err != nil {
 		v.closeApps()

@@ -39,7 +39,8 @@ type panelSink struct {
 	// The apps' view (screen.go), a key away from the rails where
 	// apps are read; showApps says it is the one shown.
 	apps     AppsView
-	snap     *apps.Snapshot
+	snap     *apps.Snapshot // the refresh shown
+	latest   *apps.Snapshot // the newest, shown again once not paused
 	showApps bool
 	noApps   string
 }
@@ -47,11 +48,13 @@ type panelSink struct {
 func newPanelSink(c SinkConfig) (*panelSink, error) {
 	s := &panelSink{t: c.Terminal, st: NewStyles(c.Terminal.Out, c.Terminal.TTY, c.Getenv), origin: c.Origin, source: c.Source, wall: c.Wall,
 		showApps: c.Apps == StartOnApps, noApps: c.NoApps}
-	s.p.keys = c.Keys
+	s.p.keys, s.apps.NoKeys = c.Keys, !c.Keys
 	if _, err := io.WriteString(s.t.Out, enterScreen); err != nil {
 		return nil, err
 	}
-	return s, nil
+	// Drawn at once, before the first window (which may be an interval
+	// away): a blank screen says nothing, not even how to leave it.
+	return s, s.draw()
 }
 
 func (s *panelSink) Window(w sampler.Window, tot sampler.Totals) error {
@@ -164,7 +167,8 @@ type panelLine struct {
 func (p *panel) render(width, height int, st *Styles) string {
 	lines := p.lines(width, height, st)
 	if height > 0 && len(lines) > height {
-		lines = lines[:height]
+		// The keys' line stays, on the last row.
+		lines = append(lines[:height-1], lines[len(lines)-1])
 	}
 	out := make([]string, len(lines))
 	for i, l := range lines {
@@ -219,7 +223,7 @@ func (p *panel) lines(width, height int, st *Styles) []panelLine {
 // the apps.
 func (p *panel) footer() string {
 	if p.keys {
-		return "q or Ctrl-C to stop   tab: apps"
+		return "q quit  tab apps"
 	}
 	return "Ctrl-C to stop"
 }

@@ -134,9 +134,10 @@ func (p *panel) chart(r *rail, cols, rows int) {
 		r.chartRows = blankRows(cols, rows)
 		return
 	}
-	// Power that stayed level (but for the rounding of the columns'
-	// averages) is drawn at mid height, a flat line.
-	flat := hi <= lo*(1+1e-9)
+	// Power that stayed within the narrowest scale is drawn at mid
+	// height, a flat line: on that scale's edge between two levels, a
+	// few parts in a million of noise would flip it between them.
+	flat := hi < lo*minRatio
 	lo, hi = logScale(lo, hi)
 	r.chartLo, r.chartHi = lo, hi
 	levelsOf := func(v float64) int {

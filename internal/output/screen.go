@@ -23,10 +23,11 @@ func (s *panelSink) Apps(snap apps.Snapshot) error {
 	if s.closed {
 		return nil
 	}
+	s.latest = &snap
 	if s.snap != nil && s.apps.Paused {
 		return nil
 	}
-	s.snap = &snap
+	s.snap = s.latest
 	if !s.showApps {
 		return nil
 	}
@@ -41,9 +42,14 @@ func (s *panelSink) Key(k keys.Key) (bool, error) {
 	switch {
 	case s.showApps:
 		a = s.apps.Key(k)
+		if !s.apps.Paused {
+			// Going on shows the newest refresh at once, not at the
+			// next one.
+			s.snap = s.latest
+		}
 	case k.Rune == 'q' || k.Rune == 'Q':
 		a = Quit
-	case k.Name == keys.Tab || k.Rune == 'a':
+	case k.Name == keys.Tab:
 		a = SwitchView
 	}
 	switch a {
@@ -62,7 +68,7 @@ func (s *panelSink) renderApps(w, h int) string {
 	switch {
 	case s.noApps != "":
 		return strings.Join([]string{s.st.Render(s.st.Title, "exopower top"), "", truncate(s.noApps, w), "",
-			s.st.Render(s.st.Label, "tab: rails   q or Ctrl-C to stop")}, "\n")
+			s.st.Render(s.st.Label, "q quit  tab rails")}, "\n")
 	case s.snap == nil:
 		return strings.Join([]string{s.st.Render(s.st.Title, "exopower top"), "", "reading the processes: the apps' figures come with the next window"}, "\n")
 	}

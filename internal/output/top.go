@@ -43,6 +43,9 @@ type AppsView struct {
 	// Paused keeps the screen on one snapshot; the energy is still
 	// counted meanwhile.
 	Paused bool
+	// NoKeys says no keys are read (there is no terminal to read them
+	// from): the footer says Ctrl-C alone.
+	NoKeys bool
 	// cursor is the row it is on, offset the first row shown; open
 	// holds the apps shown with their processes. at is what the
 	// cursor is on, which it follows as the apps change places at each
@@ -52,6 +55,7 @@ type AppsView struct {
 	at             rowID
 	open           map[string]bool
 	rows           []appRow // the rows of the last drawing
+	page           int      // how many of them it showed
 }
 
 // rowID is an app's row (pid 0), or that of one of its processes.
@@ -101,9 +105,9 @@ func (v *AppsView) key(k keys.Key) Action {
 	case keys.Down:
 		v.move(1)
 	case keys.PageUp:
-		v.move(-10)
+		v.move(-v.page)
 	case keys.PageDown:
-		v.move(10)
+		v.move(v.page)
 	case keys.Home:
 		v.move(-len(v.rows))
 	case keys.End:
@@ -134,8 +138,6 @@ func (v *AppsView) runeKey(r rune) Action {
 		v.Typing = true
 	case ' ':
 		v.Paused = !v.Paused
-	case 'r', 'w':
-		return SwitchView
 	default:
 		return Ignore
 	}
@@ -260,6 +262,7 @@ func (v *AppsView) layout(list []apps.App, height int) {
 		v.at = v.rows[v.cursor].id()
 	}
 	height = max(height, 1)
+	v.page = height
 	if v.cursor < v.offset {
 		v.offset = v.cursor
 	}
@@ -269,57 +272,117 @@ func (v *AppsView) layout(list []apps.App, height int) {
 	v.offset = max(min(v.offset, len(v.rows)-height), 0)
 }
 
-// Columns of the list: the figures' width, and the narrowest name; the
-// row's head is the cursor's mark and an app's opened or closed mark.
+// The list's row head is the cursor's mark and an app's opened or
+// closed mark; a name takes what the figures leave, between minName and
+// maxName cells (wider, the figures would stand far from their names).
 const (
-	figWidth  = 10
-	procWidth = 6
-	minName   = 12
 	markWidth = 3
+	minName   = 12
+	maxName   = 48
 )
 
-// listHead is the head of the list's columns, for a name width wide.
-func listHead(width int) string {
-	return fmt.Sprintf("%*s%-*s %*s %*s %*s %*s %*s", markWidth, "", width, "APP", figWidth, "POWER", figWidth, "CPU", figWidth, "GPU",
-		figWidth, "ENERGY", procWidth, "PROCS")
+// listColumn is a column of figures: its head, its width, and its cell
+// of an app and of a process.
+type listColumn struct {
+	head  string
+	width int
+	app   func(a *apps.App) string
+	proc  func(p *apps.Process) string
 }
 
-// listNameWidth is the width of the names' column that fills width.
-func listNameWidth(width int) int {
-	return max(width-markWidth-4*(figWidth+1)-(procWidth+1), minName)
-}
-
-// text is a row of the list, for a name width wide: an app with its
-// power, CPU and GPU power, energy since the start and processes; a
-// process under it indented, with its pid. at marks the cursor's row,
-// open an app shown with its processes.
-func (r appRow) text(width int, at, open bool) string {
-	cursor := " "
-	if at {
-		cursor = ">"
-	}
-	if p := r.proc; p != nil {
-		cpu := Watts(p.Power.CPU)
-		if !p.Readable {
-			cpu = "unread"
+// listColumns are the figures, in their order on the screen; a narrow
+// terminal gives up the last of dropOrder first, whole (a number cut in
+// half misleads).
+var listColumns = []listColumn{
+	{"POWER", 10, func(a *apps.App) string { return Watts(a.Power.Total()) }, func(p *apps.Process) string { return Watts(p.Power.Total()) }},
+	{"CPU", 10, func(a *apps.App) string {
+		if a.NotReadable > 0 && a.NotReadable == len(a.Processes) {
+			return "unread"
 		}
-		return fmt.Sprintf("%s  %s %*s %*s %*s %*s", cursor, fit(fmt.Sprintf("  %d %s", p.Pid, p.Name), width), figWidth, Watts(p.Power.Total()),
-			figWidth, cpu, figWidth, Watts(p.Power.GPU), figWidth, Joules(p.Energy.Total()))
+		return Watts(a.Power.CPU)
+	}, func(p *apps.Process) string {
+		if !p.Readable {
+			return "unread"
+		}
+		return Watts(p.Power.CPU)
+	}},
+	{"GPU", 10, func(a *apps.App) string { return Watts(a.Power.GPU) }, func(p *apps.Process) string { return Watts(p.Power.GPU) }},
+	{"ENERGY", 10, func(a *apps.App) string { return Joules(a.Energy.Total()) }, func(p *apps.Process) string { return Joules(p.Energy.Total()) }},
+	{"PROCS", 6, func(a *apps.App) string {
+		if a.Gone {
+			return "gone"
+		}
+		return fmt.Sprint(len(a.Processes))
+	}, func(*apps.Process) string { return "" }},
+}
+
+// dropOrder is the columns' indexes, the first given up first.
+var dropOrder = []int{4, 2, 1, 3}
+
+// listLayout is the list's columns that fit width, and the names' width.
+type listLayout struct {
+	name int
+	cols []listColumn
+}
+
+func layoutList(width int) listLayout {
+	shown := make([]bool, len(listColumns))
+	used := markWidth + minName
+	for i, c := range listColumns {
+		shown[i], used = true, used+c.width+1
 	}
-	a := r.app
-	mark := "▸"
+	for _, i := range dropOrder {
+		if used <= width {
+			break
+		}
+		shown[i], used = false, used-listColumns[i].width-1
+	}
+	var l listLayout
+	for i, c := range listColumns {
+		if shown[i] {
+			l.cols = append(l.cols, c)
+		}
+	}
+	l.name = min(max(minName+width-used, minName), maxName)
+	return l
+}
+
+// head is the head of the list's columns.
+func (l listLayout) head() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%*s%-*s", markWidth, "", l.name, "APP")
+	for _, c := range l.cols {
+		fmt.Fprintf(&b, " %*s", c.width, c.head)
+	}
+	return b.String()
+}
+
+// text is a row of the list: an app with its figures; a process under it
+// indented, with its pid. at marks the cursor's row, open an app shown
+// with its processes.
+func (r appRow) text(l listLayout, at, open bool) string {
+	var b strings.Builder
+	b.WriteString(map[bool]string{true: ">", false: " "}[at])
 	switch {
-	case len(a.Processes) == 0:
-		mark = " "
+	case r.proc != nil:
+		b.WriteString("  " + fit(fmt.Sprintf("  %d %s", r.proc.Pid, r.proc.Name), l.name))
+	case len(r.app.Processes) == 0:
+		b.WriteString("  " + fit(r.app.Name, l.name))
 	case open:
-		mark = "▾"
+		b.WriteString("▾ " + fit(r.app.Name, l.name))
+	default:
+		b.WriteString("▸ " + fit(r.app.Name, l.name))
 	}
-	procs := fmt.Sprint(len(a.Processes))
-	if a.Gone {
-		procs = "gone"
+	for _, c := range l.cols {
+		cell := ""
+		if r.proc != nil {
+			cell = c.proc(r.proc)
+		} else {
+			cell = c.app(r.app)
+		}
+		fmt.Fprintf(&b, " %*s", c.width, cell)
 	}
-	return fmt.Sprintf("%s%s %s %*s %*s %*s %*s %*s", cursor, mark, fit(a.Name, width), figWidth, Watts(a.Power.Total()), figWidth, Watts(a.Power.CPU),
-		figWidth, Watts(a.Power.GPU), figWidth, Joules(a.Energy.Total()), procWidth, procs)
+	return strings.TrimRight(b.String(), " ")
 }
 
 // fit pads or cuts s to width terminal cells: a name may hold wide

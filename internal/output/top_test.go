@@ -1,6 +1,7 @@
 package output
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -176,12 +177,30 @@ func TestTopOpensAnAppAndTheCursorFollowsIt(t *testing.T) {
 func TestTopFitsTheTerminal(t *testing.T) {
 	s := testSnapshot()
 	s.Apps[1].Name = "中文アプリケーションの名前がとても長い場合" + strings.Repeat("x", 300)
-	for _, size := range [][2]int{{100, 24}, {80, 24}, {60, 10}, {40, 6}, {200, 50}} {
+	cutNumber := regexp.MustCompile(`[0-9.]…`)
+	for _, size := range [][2]int{{100, 24}, {80, 24}, {60, 10}, {55, 20}, {50, 12}, {40, 6}, {200, 50}, {300, 10}} {
 		got := render(&AppsView{}, s, size[0], size[1])
 		checkFitsCells(t, got, size[0], size[1])
-		if !strings.Contains(got, "Mac 25.00 W") {
-			t.Errorf("%dx%d: no sum:\n%s", size[0], size[1], got)
+		lines := strings.Split(got, "\n")
+		if !strings.Contains(got, "Mac 25.00 W") || !strings.HasPrefix(lines[len(lines)-1], "sort power") {
+			t.Errorf("%dx%d: no sum, or not the keys on the last row:\n%s", size[0], size[1], got)
 		}
+		// A figure is shown whole or not at all, in the list and in the
+		// sum (a row's name may be cut).
+		for _, l := range lines {
+			if cutNumber.MatchString(l) && !strings.Contains(l, "中文") {
+				t.Errorf("%dx%d: a number cut: %q", size[0], size[1], l)
+			}
+		}
+		// Where the terminal has the rows, the list shows all four
+		// apps, the parts' lines given up first.
+		if size[1] >= 10 && len(appOrder(got)) != 4 {
+			t.Errorf("%dx%d: %d apps shown, want 4:\n%s", size[0], size[1], len(appOrder(got)), got)
+		}
+	}
+	// The names' column stops at 48 cells, near its figures.
+	if got := render(&AppsView{}, testSnapshot(), 300, 24); !strings.Contains(got, ">▸ Safari"+strings.Repeat(" ", 42)+"    3.500 W") {
+		t.Errorf("at 300 columns:\n%s", got)
 	}
 }
 
@@ -232,11 +251,9 @@ func TestScreenSwitchesBetweenRailsAndApps(t *testing.T) {
 	if err := sc.Apps(*later); err != nil {
 		t.Fatal(err)
 	}
-	step(keys.Key{Rune: ' '}, "Mac 25.00 W")
-	if err := sc.Apps(*later); err != nil {
-		t.Fatal(err)
-	}
-	step(keys.Key{Name: keys.Tab}, "q or Ctrl-C to stop   tab: apps")
+	// Going on shows the newest refresh at once.
+	step(keys.Key{Rune: ' '}, "Mac 99.00 W")
+	step(keys.Key{Name: keys.Tab}, "q quit  tab apps")
 	if quit, err := sc.Key(keys.Key{Rune: 'q'}); !quit || err != nil {
 		t.Errorf("q: quit %v, %v", quit, err)
 	}

@@ -14,40 +14,68 @@ import (
 
 // Render draws top's screen of s to fit width x height, without a final
 // newline: the Mac's figures and how the apps and the rest add up to
-// them, the list of apps, and the keys.
+// them, the list of apps, and the keys, which stay on the last row at
+// every size.
 func (v *AppsView) Render(s *apps.Snapshot, src wire.Source, width, height int, st *Styles) string {
-	head := topHeader(s, src, v.Paused)
-	if height < len(head)+4 {
-		// A small terminal keeps the title and the sum: the list
-		// matters more than the parts.
-		head = head[:2]
-	}
-	name := listNameWidth(width)
+	height = max(height, 1)
+	sum, parts := topHeader(s, src, v.Paused)
+	sum[0].style = &st.Title
+	l := layoutList(width)
 	list := v.sorted(s.Apps)
-	rowsShown := max(height-len(head)-2, 1)
-	v.layout(list, rowsShown)
-	lines := append(head, panelLine{listHead(name), &st.Label})
+	v.layout(list, len(s.Apps)+1)
+	// The rails', rest's, processes' and notes' lines go, the last
+	// first, while the list would have fewer than five rows shown.
+	want := min(len(v.rows), 5)
+	for len(parts) > 0 && height-len(sum)-len(parts)-2 < want {
+		parts = parts[:len(parts)-1]
+	}
+	head := append(sum, parts...)
+	rowsShown := max(height-len(head)-2, 0)
+	v.layout(list, max(rowsShown, 1))
+	lines := append(head, panelLine{l.head(), &st.Label})
 	for i := v.offset; i < min(v.offset+rowsShown, len(v.rows)); i++ {
 		r := v.rows[i]
 		var style *lipgloss.Style
 		if i == v.cursor {
 			style = &st.Total
 		}
-		lines = append(lines, panelLine{r.text(name, i == v.cursor, v.open[r.app.Name]), style})
+		lines = append(lines, panelLine{r.text(l, i == v.cursor, v.open[r.app.Name]), style})
 	}
 	for len(lines) < height-1 {
 		lines = append(lines, panelLine{})
 	}
-	lines = append(lines, panelLine{v.footer(len(list), len(s.Apps)), &st.Label})
+	lines = append(lines[:min(len(lines), height-1)], panelLine{v.footer(len(list), len(s.Apps)), &st.Label})
 	out := make([]string, 0, len(lines))
-	for _, l := range lines[:min(len(lines), max(height, 1))] {
-		text := fitLine(l.text, width)
+	for _, l := range lines {
+		text := cutWhole(l.text, width)
 		if l.style != nil {
 			text = st.Render(*l.style, text)
 		}
 		out = append(out, text)
 	}
 	return strings.Join(out, "\n")
+}
+
+// cutWhole cuts a line to width terminal cells between its parts, so
+// that no figure is cut in half ("rest 18…" would read as 18 W): at two
+// spaces, between a figure and the next, where that keeps two thirds of
+// the width, else at a space. "…" says what was cut.
+func cutWhole(s string, width int) string {
+	if width <= 0 || ansi.StringWidth(s) <= width {
+		return s
+	}
+	for _, sep := range []string{"  ", " "} {
+		for i := strings.LastIndex(s, sep); i > 0; i = strings.LastIndex(s[:i], sep) {
+			head := strings.TrimRight(s[:i], " ")
+			if w := ansi.StringWidth(head); w+2 <= width {
+				if sep == " " || 3*w >= 2*width {
+					return head + " …"
+				}
+				break
+			}
+		}
+	}
+	return fitLine(s, width)
 }
 
 // fitLine cuts a line to width terminal cells.
@@ -58,10 +86,12 @@ func fitLine(s string, width int) string {
 	return ansi.Truncate(s, width, "…")
 }
 
-// topHeader is the lines above the list: the title; the Mac's power as
-// the apps' and the rest's sum, now and since the start; the wall; the
-// rails; the rest's parts; the processes read and not.
-func topHeader(s *apps.Snapshot, src wire.Source, paused bool) []panelLine {
+// topHeader is the lines above the list: the title and the Mac's power
+// as the apps' and the rest's sum, now and since the start (sum); the
+// rails (and the wall), the rest's parts, the processes read and not,
+// and the notes (parts, which a small terminal gives up, the last
+// first).
+func topHeader(s *apps.Snapshot, src wire.Source, paused bool) (sum, parts []panelLine) {
 	title := "exopower top"
 	if src.HWModel != "" {
 		title += "  " + src.HWModel
@@ -81,18 +111,17 @@ func topHeader(s *apps.Snapshot, src wire.Source, paused bool) []panelLine {
 	if s.Scope == "system" {
 		scope = "Mac"
 	}
-	lines := []panelLine{
+	sum = []panelLine{
 		{text: title},
 		{text: fmt.Sprintf("%-8s %s %s  =  apps %s  +  rest %s", "now", scope, Watts(s.Mac.Whole(s.Mac.Power)), Watts(appsNow), Watts(s.Rest.Power.Total))},
 		{text: fmt.Sprintf("%-8s %s %s  =  apps %s  +  forgotten %s  +  rest %s", "energy", scope, Joules(s.Mac.Whole(s.Mac.Energy)),
 			Joules(appsEnergy), Joules(s.Forgotten.Total()), Joules(s.Rest.Energy.Total))},
 	}
-	lines = append(lines, panelLine{text: "rails    " + railsText(*s)}, panelLine{text: screenRestText(s.Rest.Power, s.Mac.Has, s.Scope)},
-		panelLine{text: processesText(s)})
+	parts = []panelLine{{text: "rails    " + railsText(*s)}, {text: screenRestText(s.Rest.Power, s.Mac.Has, s.Scope)}, {text: processesText(s)}}
 	for _, n := range appsNotes(*s) {
-		lines = append(lines, panelLine{text: "note     " + n})
+		parts = append(parts, panelLine{text: "note     " + n})
 	}
-	return lines
+	return sum, parts
 }
 
 // screenRestText is the rest now, by part: what no process read holds.
@@ -120,7 +149,8 @@ func processesText(s *apps.Snapshot) string {
 	return line
 }
 
-// footer says the order, the filter and the keys.
+// footer says the order and the filter, then the keys, the ones most
+// needed first (a narrow terminal cuts the line's end).
 func (v *AppsView) footer(shown, all int) string {
 	if v.Typing {
 		return fmt.Sprintf("filter: %s_   (Enter keeps it, Esc drops it)", v.Filter)
@@ -129,5 +159,8 @@ func (v *AppsView) footer(shown, all int) string {
 	if v.Filter != "" {
 		state += fmt.Sprintf(", filter %q: %d of %d apps", v.Filter, shown, all)
 	}
-	return state + "   p e c g n sort  / filter  ↑↓ ⏎ open  space pause  tab rails  q quit"
+	if v.NoKeys {
+		return state + "   Ctrl-C to stop"
+	}
+	return state + "   q quit  tab rails  / filter  p e c g n sort  ⏎ open  space pause"
 }
