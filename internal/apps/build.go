@@ -2,6 +2,7 @@ package apps
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -81,11 +82,16 @@ func (p *Poller) appsOf(k float64) []App {
 // byPower orders by power, highest first, then by energy, then by
 // tie.
 func byPower(px, py, ex, ey Figures, tie int) int {
-	if c := cmp.Compare(py.Total(), px.Total()); c != 0 {
+	if c := cmp.Compare(micro(py.Total()), micro(px.Total())); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(ey.Total(), ex.Total()); c != 0 {
+	if c := cmp.Compare(micro(ey.Total()), micro(ex.Total())); c != 0 {
 		return c
 	}
 	return tie
 }
+
+// micro is x to a millionth: processes of the same power differ in the
+// last bits of their shares of a rail, which would have them change
+// places at every refresh; the tie goes to the pid or name instead.
+func micro(x float64) float64 { return math.Round(x * 1e6) }
