@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -84,11 +85,17 @@ func TestTopJSONAddsUpToTheWholeMac(t *testing.T) {
 func TestTopOnceWritesAPlainTable(t *testing.T) {
 	t.Parallel()
 	out := string(topOver(t, "--once"))
-	for _, want := range []string{"the whole Mac", "rails  CPU 20.00 W  GPU 8.000 W  ANE", "APP", "Safari", "mdworker_shared", "(rest)",
+	for _, want := range []string{"the whole Mac", "APP", "Safari", "mdworker_shared", "(rest)",
 		"202 processes", "not read", `\x1b]0;pwned\x07`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+	// The profile's 20 and 8 W, over a first window whose edges the fake
+	// IOReport's counters and exopower's clock place a little apart on a
+	// loaded machine: to a part in a thousand.
+	if !regexp.MustCompile(`rails  CPU (19\.9[89]|20\.0[01]) W  GPU (7\.99\d|8\.00\d) W  ANE`).MatchString(out) {
+		t.Errorf("no rails of 20 W and 8 W in\n%s", out)
 	}
 	if strings.Count(out, "window, ") != 1 || strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("want one refresh, and no control character:\n%q", out)
