@@ -39,9 +39,11 @@ func TestRunAppMeasuresAnAppOverTheCommand(t *testing.T) {
 		t.Errorf("%+v over %v s: want Safari's 2 processes, a read a window, over the command's span", *a, sum.DurationSeconds)
 	}
 	// The GPU's energy over the reads, every joule of it the span's,
-	// 0.8 of it Safari's: to within the microseconds by which the fake
-	// IOReport's counters and the windows' timeline differ.
-	if gpu := 0.8 * 8 * d; math.Abs(float64(a.EnergyJoules.GPU)-gpu) > 1e-4*gpu {
+	// 0.8 of it Safari's: to within the time by which the fake
+	// IOReport's counters and the windows' timeline differ, microseconds
+	// on a quiet machine, a millisecond or two under the race detector's
+	// load (0.5 % of the half second).
+	if gpu := 0.8 * 8 * d; math.Abs(float64(a.EnergyJoules.GPU)-gpu) > 5e-3*gpu {
 		t.Errorf("GPU %.9f J, want 0.8 × 8 W × %.9f s = %.9f J", a.EnergyJoules.GPU, d, gpu)
 	}
 	// The CPU's as the fake's clock counted it between the first read and
