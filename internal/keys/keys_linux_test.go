@@ -2,41 +2,19 @@ package keys
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
-)
 
-// openPTY opens a pseudo-terminal: the controller end, as a terminal
-// emulator holds it, and the terminal end, as a program's.
-func openPTY(t *testing.T) (controller, terminal *os.File) {
-	t.Helper()
-	c, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := unix.IoctlSetPointerInt(int(c.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetUint32(int(c.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("ptsname: %v", err)
-	}
-	term, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, term
-}
+	"github.com/exopower/exopower/internal/testfiles"
+)
 
 // On a terminal, keys come one at a time, unechoed, with Ctrl-C still a
 // signal; Close gives the terminal its settings back exactly.
 func TestAReaderTakesKeysAndGivesTheTerminalBack(t *testing.T) {
-	c, term := openPTY(t)
+	c, term := testfiles.OpenPTY(t)
 	// term.Fd would make term blocking, and Close's deadline could not
 	// end the read: the settings are read through control, as OpenFile
 	// reads them.

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
@@ -102,14 +104,15 @@ func frame(t *testing.T, out string) string {
 	return text
 }
 
-// checkFits fails the test when a drawing is wider or taller than the
-// terminal: a newline on the last row would scroll it.
+// checkFits fails the test when a drawing is wider (in the terminal's
+// cells: a wide character takes two) or taller than the terminal: a
+// newline on the last row would scroll it.
 func checkFits(t *testing.T, text string, width, height int) {
 	t.Helper()
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		if n := utf8.RuneCountInString(l); n > width {
-			t.Errorf("line %d is %d columns wide, more than %d: %q", i, n, width, l)
+		if n := ansi.StringWidth(l); n > width {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i, n, width, l)
 		}
 	}
 	if len(lines) > height {

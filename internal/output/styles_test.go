@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exopower/exopower/internal/testfiles"
 )
 
 // endOfDrawing ends what the helper draws on its terminal.
@@ -25,7 +27,7 @@ var terminalQueries = []string{"\x1b]11;?", "\x1b]10;?", "\x1b[6n"}
 // terminal, as a shell's is) that answers nothing: nothing asks it
 // anything, and the frame is there, in colour, once the first window is.
 func TestStylesNeverQueryTheTerminal(t *testing.T) {
-	controller, term := openPTY(t)
+	controller, term := testfiles.OpenPTY(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDrawOnATerminal$")
 	cmd.Env = append(os.Environ(), "EXOPOWER_DRAW_ON_TERMINAL=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term

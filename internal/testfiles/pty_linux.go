@@ -1,4 +1,4 @@
-package output
+package testfiles
 
 import (
 	"fmt"
@@ -9,10 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal through /dev/ptmx, as posix_openpt,
-// grantpt and unlockpt would: a real terminal for code that looks past
-// the io.Writer to the file descriptor behind it.
-func openPTY(t *testing.T) (controller, terminal *os.File) {
+// OpenPTY opens a pseudo-terminal through /dev/ptmx, as posix_openpt,
+// grantpt and unlockpt would: the controller end, as a terminal emulator
+// holds it, and the terminal end, a real terminal for code that looks
+// past the io.Writer to the file descriptor behind it. It skips t where
+// there are none; both are closed with the test.
+func OpenPTY(t *testing.T) (controller, terminal *os.File) {
 	t.Helper()
 	c, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
