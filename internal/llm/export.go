@@ -246,21 +246,7 @@ func wallCell(r Result, net bool) string {
 		return ""
 	}
 	w := r.Run.Wall
-	per, u := w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken
-	if net {
-		per = w.NetJoulesPerOutputToken
-		if per != nil && w.NetEnergyUncertaintyJoules != nil && r.Run.CompletionTokens > 0 {
-			u = num(float64(*w.NetEnergyUncertaintyJoules) / float64(r.Run.CompletionTokens))
-		}
-	}
-	if per == nil {
-		return ""
-	}
-	text := format(scaled(per, 1000))
-	if u != nil {
-		text += " ± " + format(scaled(u, 1000))
-	}
-	return text
+	return perTokenCell(w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken, w.NetJoulesPerOutputToken, w.NetEnergyUncertaintyJoules, r.Run.CompletionTokens, net)
 }
 
 // estimatedCell is the run's mJ per output token at the wall as
@@ -271,11 +257,18 @@ func estimatedCell(r Result, net bool) string {
 		return ""
 	}
 	w := r.Run.WallEstimated
-	per, u := w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken
+	return perTokenCell(w.JoulesPerOutputToken, w.UncertaintyJoulesPerOutputToken, w.NetJoulesPerOutputToken, w.NetEnergyUncertaintyJoules, r.Run.CompletionTokens, net)
+}
+
+// perTokenCell is a figure per output token in mJ, ± its uncertainty:
+// the gross one, or the net one, ± the net energy's uncertainty over the
+// tokens.
+func perTokenCell(gross, grossU, netPer, netU *wire.Num, tokens int, net bool) string {
+	per, u := gross, grossU
 	if net {
-		per, u = w.NetJoulesPerOutputToken, nil
-		if w.NetEnergyUncertaintyJoules != nil && r.Run.CompletionTokens > 0 {
-			u = num(float64(*w.NetEnergyUncertaintyJoules) / float64(r.Run.CompletionTokens))
+		per, u = netPer, nil
+		if netU != nil && tokens > 0 {
+			u = num(float64(*netU) / float64(tokens))
 		}
 	}
 	if per == nil {
