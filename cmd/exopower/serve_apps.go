@@ -50,7 +50,7 @@ func (o *serveAppsOptions) open(root bool) (*serve.Apps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &serve.Apps{Poller: apps.New(k, d, apps.Config{Forget: o.forget, AllUsers: root}), Top: o.top, Kernel: k, Whose: appsLine(root)}, nil
+	return &serve.Apps{Poller: apps.New(k, d, apps.Config{Forget: o.forget, MaxGone: 4 * o.top, AllUsers: root}), Top: o.top, Kernel: k, Whose: appsLine(root)}, nil
 }
 
 // appsLine says whose processes serve --apps counts, as it starts.

@@ -32,10 +32,20 @@ type Config struct {
 	// place, with its energy; its energy then joins Forgotten. 0 keeps
 	// every app for as long as the Poller lives.
 	Forget time.Duration
+	// MaxGone bounds the apps kept whose processes are all gone: beyond
+	// it, the longest gone are forgotten at once, their energy joining
+	// Forgotten. Processes under ever new names (a user's short-lived
+	// commands, or someone's on purpose) would otherwise keep an app
+	// each for Forget, and every round would walk them all. 0 is
+	// DefaultMaxGone.
+	MaxGone int
 	// AllUsers says that exopower runs as root and so reads every
 	// user's processes; it is told in every Snapshot.
 	AllUsers bool
 }
+
+// DefaultMaxGone is Config.MaxGone's default.
+const DefaultMaxGone = 1024
 
 // Poller reads the whole process table once per Round and splits the
 // Mac's energy among its apps. Its methods are called from one goroutine
@@ -54,6 +64,7 @@ type Poller struct {
 	fresh  []*proc          // the processes found at this poll, reused
 	path   []byte           // proc_pidpath's, reused
 	rounds []AppRound       // this round's apps, reused
+	gone   []goneApp        // this round's apps all gone, reused
 
 	gen     uint32 // polls so far
 	gpuOK   uint32 // the last poll that read the GPU's clients

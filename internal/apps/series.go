@@ -33,7 +33,8 @@ const RankTime = time.Hour
 //
 // At most 2×Top apps have series of their own at once: one that has
 // fallen out of the Top keeps its series while it lives, and the next
-// app to rise has one only while there is room.
+// app to rise has one while there is room, or where the series of least
+// recent energy has fallen far below the Top's (evict).
 type Series struct {
 	top          int
 	entries      map[string]*entry
@@ -103,12 +104,45 @@ func (s *Series) expose() {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	for _, e := range s.order[:min(s.top, len(s.order))] {
-		if !e.exposed && s.exposed < 2*s.top {
-			e.exposed = true
-			s.exposed++
+	top := s.order[:min(s.top, len(s.order))]
+	for _, e := range top {
+		if e.exposed {
+			continue
+		}
+		if s.exposed >= 2*s.top && !s.evict(top[len(top)-1].score/evictBelow) {
+			continue
+		}
+		e.exposed = true
+		s.exposed++
+	}
+}
+
+// evictBelow is how far below the Top's last an app's recent energy must
+// have fallen for its series to give its place to an app in the Top:
+// well below, so that two apps near the line do not trade places.
+const evictBelow = 4
+
+// evict drops the series of the app of least recent energy, where that is
+// below bar, to give its place to an app in the Top: apps that drew for
+// a moment once and then idled for weeks would otherwise hold every
+// place, and the busiest app would never have a series. Its energy joins
+// the dropped part of the remainder, as a forgotten app's does; its
+// app's energy from now on is other's, and should it rise again its new
+// series starts at 0, which Prometheus reads as a counter's reset.
+func (s *Series) evict(bar float64) bool {
+	var low *entry
+	for _, e := range s.entries {
+		if e.exposed && e.score < bar && (low == nil || e.score < low.score || e.score == low.score && e.name < low.name) {
+			low = e
 		}
 	}
+	if low == nil {
+		return false
+	}
+	s.dropped = s.dropped.add(low.energy)
+	low.exposed, low.energy = false, Figures{}
+	s.exposed--
+	return true
 }
 
 // Each calls f with every app's series, in no order, then other's: the

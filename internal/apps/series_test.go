@@ -130,3 +130,88 @@ func TestAnAppNamedOtherIsInOthers(t *testing.T) {
 }
 
 func round9(x float64) float64 { return float64(int64(x*1e9+0.5)) / 1e9 }
+
+// An app whose recent energy has fallen far below the top's (a quarter
+// of the last of the top) gives its series' place to an app in the top
+// when all the places are taken: apps that drew for a moment once would
+// otherwise hold them for good, and the busiest app would have none.
+// The series given up has its energy in the remainder's dropped part,
+// and the sums still make the node's counters.
+func TestASeriesFallenFarBelowTheTopGivesItsPlace(t *testing.T) {
+	table := []fakepm.Process{
+		// a leads the first rounds and has a series; b passes it in
+		// the third and has the other place; both end soon after, read
+		// to 10 J and 12 J. d starts at 4 s.
+		{Name: "a", Pid: 100, ID: 100, Path: "/usr/bin/a", Born: -s, Exits: 2500 * ms, Reaped: 2600 * ms, Watts: 5},
+		{Name: "b", Pid: 101, ID: 101, Path: "/usr/bin/b", Born: -s, Exits: 3500 * ms, Reaped: 3600 * ms, Watts: 4},
+		{Name: "d", Pid: 103, ID: 103, Path: "/usr/bin/d", Born: 4 * s, Watts: 12},
+	}
+	seriesRun(t, table, 1, 0, 9*s, func(at time.Duration, sr *apps.Series) {
+		got := seriesOf(sr)
+		_, hasA := got["a"]
+		_, hasD := got["d"]
+		switch {
+		case at == 7*s && (!hasA || hasD):
+			t.Errorf("7s: %v: d's 36 J are not four times a's 10 J: a keeps its place", got)
+		case at == 8*s && (hasA || !hasD):
+			t.Errorf("8s: %v: d's 48 J are: a, the least, gives its place to d", got)
+		case at == 9*s && !nearly(got["d"].CPU, 12):
+			t.Errorf("9s: d's series %+v, want the 12 J since it had one", got["d"])
+		}
+		var sum apps.Figures
+		for _, e := range got {
+			sum = apps.Figures{CPU: sum.CPU + e.CPU, GPU: sum.GPU + e.GPU}
+		}
+		un, dropped := sr.Remainder()
+		if node := rails.Scale(10 + at.Seconds()); !nearly(sum.CPU+un.CPU+dropped.CPU, node.CPU) {
+			t.Errorf("%v: the series %+v and the remainder %+v, %+v do not make the node's %g J CPU", at, sum, un, dropped, node.CPU)
+		}
+		// a's series counted its second read, 5 J.
+		if at >= 8*s && !nearly(dropped.CPU, 5) {
+			t.Errorf("%v: dropped %+v, want a's series' 5 J", at, dropped)
+		}
+	})
+}
+
+// Beyond the most apps all gone that it keeps, a Poller forgets the
+// longest gone at once, its energy then Forgotten's: processes under ever
+// new names cannot grow what it keeps, nor what each round walks.
+func TestAPollerKeepsAtMostMaxGoneAppsAllGone(t *testing.T) {
+	var table []fakepm.Process
+	for i := range 20 {
+		born := time.Duration(i) * 100 * ms
+		table = append(table, fakepm.Process{Name: "x" + string(rune('a'+i)), Pid: int32(200 + i), ID: uint64(200 + i), Path: "/tmp/x" + string(rune('a'+i)),
+			Born: born, Exits: born + 250*ms, Reaped: born + 260*ms, Watts: 1})
+	}
+	c := &clock{t: t0}
+	mac := fakepm.NewMac(table, c.now)
+	p := apps.New(mac, mac, apps.Config{MaxGone: 5})
+	if err := p.Start(apps.Reading{At: t0, Has: ioreportHas}); err != nil {
+		t.Fatal(err)
+	}
+	for at := 100 * ms; at <= 3*s; at += 100 * ms {
+		c.t = t0.Add(at)
+		if err := p.Round(apps.Reading{At: c.t, Energy: rails.Scale(at.Seconds()), Has: ioreportHas}); err != nil {
+			t.Fatal(err)
+		}
+		gone := 0
+		for _, a := range p.Snapshot().Apps {
+			if a.Gone {
+				gone++
+			}
+		}
+		if gone > 5 {
+			t.Fatalf("%v: %d apps kept all gone; want at most 5", at, gone)
+		}
+	}
+	sn := p.Snapshot()
+	var kept float64
+	for _, a := range sn.Apps {
+		kept += a.Energy.CPU
+	}
+	// 20 processes of 1 W, each read 200 ms after its start and gone
+	// before the next read: 4 J in all, 5 of them kept.
+	if !nearly(kept+sn.Forgotten.CPU, 20*0.2) || len(sn.Apps) != 5 {
+		t.Errorf("%d apps kept with %g J, forgotten %g J: want 5, and 4 J in all", len(sn.Apps), kept, sn.Forgotten.CPU)
+	}
+}

@@ -1,6 +1,8 @@
 package apps
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/exopower/exopower/internal/power"
@@ -70,15 +72,39 @@ func (r RestFigures) add(s RestFigures) RestFigures {
 // energy joins Forgotten. Every app's round, for Series, is noted
 // meanwhile.
 func (p *Poller) forget(now time.Time) {
-	p.rounds = p.rounds[:0]
+	p.rounds, p.gone = p.rounds[:0], p.gone[:0]
 	for name, a := range p.apps {
 		gone := a.live == 0
 		forgotten := gone && (a.energy == Figures{} || p.cfg.Forget > 0 && now.Sub(a.goneAt) >= p.cfg.Forget)
 		p.rounds = append(p.rounds, AppRound{Name: name, Round: a.round, Energy: a.energy, Forgotten: forgotten})
-		if forgotten {
+		switch {
+		case forgotten:
 			p.forgotten = p.forgotten.add(a.energy)
 			delete(p.apps, name)
+		case gone:
+			p.gone = append(p.gone, goneApp{a, len(p.rounds) - 1})
 		}
+	}
+	p.forgetBeyond(cmp.Or(p.cfg.MaxGone, DefaultMaxGone))
+}
+
+// goneApp is an app all gone, and its place in the round's apps.
+type goneApp struct {
+	a *app
+	i int
+}
+
+// forgetBeyond forgets the apps all gone beyond the max kept, the
+// longest gone first.
+func (p *Poller) forgetBeyond(keep int) {
+	if len(p.gone) <= keep {
+		return
+	}
+	slices.SortFunc(p.gone, func(x, y goneApp) int { return x.a.goneAt.Compare(y.a.goneAt) })
+	for _, g := range p.gone[:len(p.gone)-keep] {
+		p.rounds[g.i].Forgotten = true
+		p.forgotten = p.forgotten.add(g.a.energy)
+		delete(p.apps, g.a.name)
 	}
 }
 

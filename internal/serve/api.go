@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/exopower/exopower/internal/output"
 	"github.com/exopower/exopower/internal/power"
+	"github.com/exopower/exopower/internal/safe"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -164,6 +166,20 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 // named is what r's span names: the tree of its ?pid=, nil for none, and
 // the app of its ?app=, "" for none; or why it may not be opened.
 func (s *Server) named(r *http.Request) (*tree, string, error) {
+	// A query that cannot be read whole, or that names what a span does
+	// not take, is refused: Go's reading drops a pair it cannot parse
+	// (app=Safari;x) and ignores names it does not know (APP=Safari),
+	// and the client that asked for an app's energy would get a span
+	// without it, and not be told.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, "", &treeError{http.StatusBadRequest, "the query cannot be read: " + safe.Text(err.Error()) + ": a span takes ?pid=N and ?app=NAME, encoded as URLs encode them"}
+	}
+	for k := range q {
+		if k != "pid" && k != "app" {
+			return nil, "", &treeError{http.StatusBadRequest, fmt.Sprintf("%s=: a span takes ?pid=N and ?app=NAME, and nothing else", safe.Text(k))}
+		}
+	}
 	app, err := s.appNamed(r)
 	if err != nil {
 		return nil, "", err

@@ -159,6 +159,11 @@ func TestASpanThatNamesAnAppItCannotMeasureIsRefused(t *testing.T) {
 		{"app=Safari", Config{}, http.StatusNotImplemented, "need serve to be started with --apps"},
 		{"app=Safari", Config{Apps: poller()}, http.StatusServiceUnavailable, "has not read the processes yet"},
 		{"app=Safari", Config{Apps: poller(), Root: true}, http.StatusForbidden, "spans that name an app (?app=) need a password of the web config with the process role"},
+		// A query that Go's reading would cut short, or names it does
+		// not take: the client asked for what it would not get.
+		{"app=Safari;x", Config{Apps: poller()}, http.StatusBadRequest, "the query cannot be read"},
+		{"APP=Safari", Config{Apps: poller()}, http.StatusBadRequest, "APP=: a span takes ?pid=N and ?app=NAME, and nothing else"},
+		{"app=Safari&label=x", Config{Apps: poller()}, http.StatusBadRequest, "label=: a span takes"},
 	} {
 		s, _ := offline(t, newClock(), tc.cfg)
 		rec := serveLocal(s.Handler(), httptest.NewRequest(http.MethodPost, "/v1/spans?"+tc.query, nil))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/output"
+	"github.com/exopower/exopower/internal/safe"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -59,6 +60,13 @@ func (f Flags) Config() (Config, error) {
 			return Config{}, cli.Fail(fmt.Errorf("no --node-name, and the hostname: %w", herr), "give --node-name")
 		}
 		node = hostname
+	}
+	// The node's name is a label of every app's series, which
+	// Prometheus's client refuses (with a panic, at registration)
+	// where it is not UTF-8, and a line of the log and of /v1/status.
+	if safe.Text(node) != node {
+		return Config{}, cli.Fail(fmt.Errorf("the node's name %s holds control characters or bytes that are not UTF-8, or is too long", safe.Text(node)),
+			"give --node-name, such as --node-name mac-studio-1")
 	}
 	for _, role := range []struct {
 		flag  string

@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"errors"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/exopower/exopower/internal/cli"
 	"github.com/exopower/exopower/internal/power"
 	"github.com/exopower/exopower/internal/sampler"
 )
@@ -54,6 +57,20 @@ func TestTheRolesFlagsReachTheServerAsGiven(t *testing.T) {
 		if (cfg.SpanUsers == nil) != (want.SpanUsers == nil) || !slices.Equal(cfg.SpanUsers, want.SpanUsers) ||
 			!slices.Equal(cfg.ProcessUsers, want.ProcessUsers) || cfg.ProcessSpansWithoutPassword != want.ProcessSpansWithoutPassword {
 			t.Errorf("%+v: the server's roles are %q, %q, %v", want, cfg.SpanUsers, cfg.ProcessUsers, cfg.ProcessSpansWithoutPassword)
+		}
+	}
+}
+
+// A node's name that is not plain text (bytes that are not UTF-8, a
+// control character) is refused with a hint, not taken into the labels,
+// where Prometheus's client would panic at registration.
+func TestANodesNameThatIsNotTextIsRefused(t *testing.T) {
+	for _, name := range []string{"a\xffb", "mac\x1b[2J", "a\nb"} {
+		f := Flags{Listen: "127.0.0.1:10241", MaxConns: 1, Node: name}
+		_, err := f.Config()
+		var e *cli.Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "not UTF-8") || !strings.Contains(strings.Join(e.Hints, " "), "--node-name") {
+			t.Errorf("--node-name %q: %v, want a refusal naming it, and --node-name", name, err)
 		}
 	}
 }
