@@ -10,6 +10,7 @@ import (
 	"github.com/exopower/exopower/internal/apps"
 	"github.com/exopower/exopower/internal/attrib"
 	"github.com/exopower/exopower/internal/cli"
+	"github.com/exopower/exopower/internal/safe"
 	"github.com/exopower/exopower/internal/sampler"
 	"github.com/exopower/exopower/internal/wire"
 )
@@ -24,7 +25,7 @@ func checkApp(name string, given bool) error {
 		return nil
 	}
 	if why := apps.CheckName(name); why != "" {
-		return cli.Fail(fmt.Errorf("--app %q: %s", name, why), "give the app's name as exopower top shows it, such as --app Safari")
+		return cli.Fail(fmt.Errorf("--app %s: %s", safe.Text(name), why), "give the app's name as exopower top shows it, such as --app Safari")
 	}
 	return nil
 }

@@ -129,20 +129,23 @@ func (s *Span) Wire(p *Poller) (*wire.App, []string) {
 		warnings = append(warnings, notSeen(s.name, p.Like(s.name)))
 	}
 	if s.notReadable > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d of the app %q's processes are another user's, whose CPU energy this user may not read: it is not in the app's figure (run as root to read every user's)",
+		warnings = append(warnings, fmt.Sprintf("%d of the app \"%s\"'s processes are another user's, whose CPU energy this user may not read: it is not in the app's figure (run as root to read every user's)",
 			s.notReadable, s.name))
 	}
 	return w, warnings
 }
 
 // notSeen says that no process of the app name was seen, and which apps
-// of that name but for case run.
+// of that name but for case run. Names are quoted as they are, not as Go
+// quotes them: they are safe already (CheckName, safe.Text), and a name
+// given as top shows it ("\x1b…") would come back with its backslashes
+// doubled, reading as another name.
 func notSeen(name string, like []string) string {
-	msg := fmt.Sprintf("no process of an app called %q was seen over the span: its energy is 0", name)
+	msg := fmt.Sprintf("no process of an app called \"%s\" was seen over the span: its energy is 0", name)
 	if len(like) > 0 {
 		q := make([]string, len(like))
 		for i, l := range like {
-			q[i] = fmt.Sprintf("%q", l)
+			q[i] = "\"" + l + "\""
 		}
 		return msg + "; names are matched exactly, case and all, and this Mac runs " + strings.Join(q, ", ")
 	}
