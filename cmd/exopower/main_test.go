@@ -21,6 +21,7 @@ import (
 	"github.com/exopower/exopower/internal/fakepm"
 	"github.com/exopower/exopower/internal/heavytest"
 	"github.com/exopower/exopower/internal/ioreport"
+	"github.com/exopower/exopower/internal/keys"
 	"github.com/exopower/exopower/internal/wire"
 )
 
@@ -45,6 +46,13 @@ func TestMain(m *testing.M) {
 		// This Mac's serial number, for calibrate and the estimate of the
 		// wall: Linux has none to read.
 		readSerial = func() (string, error) { return serial, nil }
+	}
+	if os.Getenv("EXOPOWER_TEST_KEYS") == "" {
+		// The in-process tests draw on fake terminals: the keys of the
+		// terminal the tests run in (a developer's) are not theirs to
+		// read, nor its settings theirs to change. The tests that drive
+		// a terminal in tmux set the variable.
+		openKeys = func() (*keys.Reader, error) { return nil, keys.ErrNoTerminal }
 	}
 	if table := os.Getenv(fakepm.ProcessesEnv); table != "" {
 		openKernel = func() (attrib.Kernel, error) { return fakepm.ProcessesFor(table) }

@@ -74,7 +74,7 @@ func TestTopOnATerminalAsAUserSeesIt(t *testing.T) {
 	}
 	dir := t.TempDir()
 	stty := filepath.Join(dir, "stty")
-	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1", "TERM=xterm-256color"}
+	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1", "TERM=xterm-256color", "EXOPOWER_TEST_KEYS=1"}
 	keys, await := tmuxSession(t, "110", "32", env,
 		"trap : INT; stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms 2> "+filepath.Join(dir, "stderr")+"; stty -a > "+stty+".after; echo exited $?; sleep 60")
 	screen := await(`(?m)^>▸ \S`)
@@ -136,7 +136,7 @@ func TestTopOnATerminalEndsOnCtrlC(t *testing.T) {
 		t.Fatal(err)
 	}
 	stty := filepath.Join(t.TempDir(), "stty")
-	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1"}
+	env := []string{"EXOPOWER_FAKE_IOREPORT=1", "FAKEPM_PROFILE=" + topProfile, fakepm.ProcessesEnv + "=mac", "NO_COLOR=1", "EXOPOWER_TEST_KEYS=1"}
 	keys, await := tmuxSession(t, "80", "24", env,
 		"trap : INT; stty -a > "+stty+".before; "+exe+" top --source ioreport -i 200ms; stty -a > "+stty+".after; echo exited $?; sleep 60")
 	await(`(?m)^>▸ \S`)
