@@ -212,6 +212,7 @@ func Compare(old, new *Export, o Options) (*Report, error) {
 			}
 			row := o.row(f, nf, old.Name, new.Name)
 			row.Name, row.OldName = p.new.Name, p.old.Name
+			confounded(&row, old, new)
 			rep.Rows = append(rep.Rows, row)
 		}
 	}
@@ -362,6 +363,24 @@ func fairness(old, new *Export) []string {
 		}
 	}
 	return w
+}
+
+// confounded takes the verdict from a row of gross energy where the idle
+// powers differ beyond their errors: the change is as much the Mac's
+// background as the command's (a run's gross energy holds the idle power
+// times its duration), and a CI job must not fail on a Mac that was
+// busier. The net figures would tell them apart, where the old net can
+// be told from idle.
+func confounded(row *Row, old, new *Export) {
+	a, b := old.Idle, new.Idle
+	if strings.HasPrefix(row.Measure, "net-") || (row.Verdict != Regressed && row.Verdict != Improved) || a == nil || b == nil ||
+		math.IsNaN(a.SE) || math.IsNaN(b.SE) || !bench.Differ(a.Watts, a.SE, b.Watts, b.SE) {
+		return
+	}
+	row.Notes = append(row.Notes, fmt.Sprintf("was %s, but the gross %s holds the idle power, which differs beyond its errors (%s in %s, %s in %s): "+
+		"the change may be the Mac's background; run bench with more runs or longer commands, so that the net can be told from idle",
+		row.Verdict, row.label, output.Watts(a.Watts), old.Name, output.Watts(b.Watts), new.Name))
+	row.Verdict = Untested
 }
 
 // idleFairness warns where one export has a baseline and the other not,

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"strings"
 	"testing"
@@ -55,7 +56,8 @@ func (b benchOf) json(t *testing.T) []byte {
 	for _, c := range b.commands {
 		res := bench.Result{Command: c.name, Parameters: map[string]string{}}
 		for i, x := range c.net {
-			run := bench.Run{DurationSeconds: 1, EnergyJoules: wire.Components{Total: wire.Num(x + idleWatts)}, Coverage: 1}
+			// A second at the Mac's idle power, and the command's own.
+			run := bench.Run{DurationSeconds: 1, EnergyJoules: wire.Components{Total: wire.Num(x + cmp.Or(b.idle, idleWatts))}, Coverage: 1}
 			if b.idle > 0 {
 				net, u := wire.Num(x), wire.Num(b.se)
 				run.NetEnergyJoules, run.NetEnergyUncertaintyJoules = &net, &u
@@ -166,6 +168,20 @@ func TestANetEnergyOfNothingIsComparedGross(t *testing.T) {
 	r := compareOrFail(t, old, new, Defaults).Rows[0]
 	if r.Measure != "energy" || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "cannot be told from the idle Mac's") || r.Verdict != Unchanged {
 		t.Errorf("%s, %s, notes %q: want the gross energy compared, and why", r.Measure, r.Verdict, r.Notes)
+	}
+}
+
+// Where the gross energies are compared and the idle power differs
+// beyond its errors, the change is the Mac's background's as much as the
+// command's: no verdict, and a note says why, where the gross energy of
+// a command that did nothing new rose by the idle power's rise.
+func TestAGrossChangeOfTheIdlePowerIsNoVerdict(t *testing.T) {
+	old := benchOf{idle: 12.5, se: 0.01, commands: []command{{name: "sleep", net: spread(0, 0.002)}}}
+	new := benchOf{idle: 16.5, se: 0.01, commands: []command{{name: "sleep", net: spread(0, 0.002)}}}
+	rep := compareOrFail(t, old, new, Defaults)
+	r := rep.Rows[0]
+	if r.Measure != "energy" || r.Verdict != Untested || rep.Failed || !strings.Contains(strings.Join(r.Notes, " "), "was regressed, but the gross energy holds the idle power") {
+		t.Errorf("%s, %s, failed %v, notes %q: want the gross energy untested, and why", r.Measure, r.Verdict, rep.Failed, r.Notes)
 	}
 }
 

@@ -202,7 +202,9 @@ func ratioText(r Row) string {
 
 // percent writes a fraction as a percentage: "5 %", "2.5 %".
 func percent(f float64) string {
-	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + " %"
+	// Four figures: a threshold of 0.03 % (--threshold 0.03, read as a
+	// percentage) must not read as 0 %.
+	return strconv.FormatFloat(f*100, 'g', 4, 64) + " %"
 }
 
 // signedPercent writes a change as a signed percentage with a decimal:

@@ -131,6 +131,8 @@ func ParsePrice(s string) (Price, error) {
 	t := strings.TrimSpace(s)
 	if low := strings.ToLower(t); strings.HasSuffix(low, "/kwh") {
 		t = strings.TrimSpace(t[:len(t)-len("/kwh")])
+	} else if strings.Contains(t, "/") {
+		return Price{}, errors.New("a price is taken per kWh only: give one kWh's, such as 0.30EUR (a price per MWh divided by 1,000)")
 	}
 	cut := strings.LastIndexFunc(t, func(r rune) bool { return !isLetter(r) }) + 1
 	number, code := strings.TrimSpace(t[:cut]), t[cut:]
@@ -163,7 +165,9 @@ func ParsePrice(s string) (Price, error) {
 // "400 g/kWh".
 func ParseIntensity(s string) (float64, error) {
 	t := strings.TrimSpace(s)
-	if low := strings.ToLower(t); strings.HasSuffix(low, "g/kwh") {
+	if low := strings.ToLower(t); strings.HasSuffix(low, "kg/kwh") || strings.Contains(low, "/mwh") {
+		return 0, errors.New("a carbon intensity is taken in grams of CO2e per kWh only: kg per kWh and g per MWh are the same number times 1,000 and over 1,000, such as 400 for 0.4 kg/kWh")
+	} else if strings.HasSuffix(low, "g/kwh") {
 		t = strings.TrimSpace(t[:len(t)-len("g/kwh")])
 	}
 	if t == "" {

@@ -129,6 +129,7 @@ func TestBadPricesSayWhatIsWrong(t *testing.T) {
 		{"1e400EUR", "not a number"},
 		{"0x1p-2EUR", "not a number"},
 		{"300000000EUR", "not of a MWh"},
+		{"0.30 EUR/MWh", "per kWh only"},
 	} {
 		_, err := ParsePrice(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
@@ -152,6 +153,8 @@ func TestIntensitiesAreBounded(t *testing.T) {
 		{"-1", 0, "negative"},
 		{"four hundred", 0, "not a number"},
 		{"", 0, "empty"},
+		{"0.4 kg/kWh", 0, "such as 400 for 0.4 kg/kWh"},
+		{"400000 g/MWh", 0, "grams of CO2e per kWh only"},
 	} {
 		g, err := ParseIntensity(c.in)
 		switch {
