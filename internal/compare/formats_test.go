@@ -193,3 +193,25 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs from what was written (go test -update rewrites it):\n%s", path, got)
 	}
 }
+
+// Where compare judged the gross energy, OLD's net being too near idle,
+// the history keeps the net figure, and its extra says the change and
+// the verdict of the gross one it compared.
+func TestAHistoryOfANetNearIdleSaysTheGrossVerdict(t *testing.T) {
+	old := benchOf{idle: idleWatts, se: 0.001, commands: []command{{name: "sleep", net: spread(0, 0.002)}}}
+	new := benchOf{idle: idleWatts, se: 0.001, commands: []command{{name: "sleep", net: spread(0.001, 0.002)}}}
+	oe, ne := old.load(t, "old.json"), new.load(t, "new.json")
+	rep, err := Compare(oe, ne, Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteGitHubBenchmark(&buf, ne, rep, 0.05); err != nil {
+		t.Fatal(err)
+	}
+	var got []benchmarkResult
+	decodeStrict(t, buf.Bytes(), &got)
+	if len(got) != 1 || *got[0].Name != "sleep (net energy)" || !strings.Contains(*got[0].Extra, "against old.json: +0.0 %, unchanged (of the gross energy: the old net could not be told from idle)") {
+		t.Errorf("%s", buf.Bytes())
+	}
+}

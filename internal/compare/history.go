@@ -80,8 +80,15 @@ func WriteGitHubBenchmark(w io.Writer, e *Export, rep *Report, alpha float64) er
 		if lo, hi := MeanInterval(h.s, alpha); !math.IsNaN(lo) {
 			extra = append(extra, fmt.Sprintf("%s interval of the mean: %s … %s", percent(1-alpha), trimFloat(lo), trimFloat(hi)))
 		}
-		if r := rep.rowOf(h.bench, h.slug); r != nil && r.Change != nil {
-			extra = append(extra, fmt.Sprintf("against %s: %s, %s", rep.Old.File, signedPercent(float64(*r.Change)), r.Verdict))
+		r, of := rep.rowOf(h.bench, h.slug), ""
+		if gross, ok := strings.CutPrefix(h.slug, "net-"); ok && r == nil {
+			// compare judged the gross figure, OLD's net being too
+			// near idle: the history keeps the net, and says which was
+			// compared.
+			r, of = rep.rowOf(h.bench, gross), " (of the gross "+strings.TrimPrefix(h.label, "net ")+": the old net could not be told from idle)"
+		}
+		if r != nil && r.Change != nil {
+			extra = append(extra, fmt.Sprintf("against %s: %s, %s%s", rep.Old.File, signedPercent(float64(*r.Change)), r.Verdict, of))
 		}
 		g.Extra = strings.Join(extra, "\n")
 		entries = append(entries, g)
